@@ -1,0 +1,132 @@
+// Package parse holds what every trace reader shares: the Reader interface,
+// reader Options, the Meta a reader learns about its trace, and the
+// positioned ParseError. It exists so that the format packages
+// (ingest/ftrace, ingest/perf, ingest/perfetto) and the sniffing front end
+// (ingest) can share these types without an import cycle; package ingest
+// re-exports them.
+//
+// It imports timeline and topology only.
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// Sentinel causes carried by ParseError.Err; test them with errors.Is.
+var (
+	ErrTruncated    = errors.New("truncated")
+	ErrBadField     = errors.New("bad field")
+	ErrUnknownEvent = errors.New("unknown event")
+	ErrBackwards    = errors.New("timestamp goes backwards")
+	// ErrUnrecognized means "this input is not in my format": sniffing moves
+	// on to the next reader. Any other error stops.
+	ErrUnrecognized = errors.New("unrecognized format")
+)
+
+// ParseError is a positioned error about malformed input.
+//
+//	trace.txt:1042: sched_switch: field prev_state: want one of R,S,D,T,X,Z,I; got "Q"
+//	boot.pftrace: offset 0x1f3a0: TracePacket: bytes field 2 truncated: want 180, have 12
+type ParseError struct {
+	File   string // as the user named it
+	Line   int    // 1-based; 0 for binary input
+	Offset int64  // byte offset where the bad record starts
+	Record string // "sched_switch", "TracePacket.ftrace_events"
+	Msg    string // what was expected, what was found
+	Err    error  // ErrTruncated, ErrBadField, ... or a wrapped cause
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+	} else {
+		b.WriteString("<input>")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	} else {
+		fmt.Fprintf(&b, ": offset %#x", e.Offset)
+	}
+	b.WriteString(": ")
+	if e.Record != "" {
+		b.WriteString(e.Record)
+		b.WriteString(": ")
+	}
+	if e.Msg != "" {
+		b.WriteString(e.Msg)
+	} else if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Options configure a reader.
+type Options struct {
+	// Name is the file name as the user gave it, used in errors.
+	Name string
+	// Strings interns comms and marker texts; readers create one when nil.
+	Strings *timeline.Strings
+	// Lenient makes Next skip a malformed record (counting it in
+	// Meta.Skipped and keeping the first errors in Meta.SkippedErrors)
+	// instead of returning its error.
+	Lenient bool
+}
+
+// MaxSkippedErrors is how many skipped-record errors Meta keeps.
+const MaxSkippedErrors = 20
+
+// Meta is what a reader learns about its trace besides events. Readers fill
+// it as they go; it is complete once Next has returned io.EOF.
+type Meta struct {
+	Format          string              // "ftrace", "trace_pipe", "trace-cmd", "perf-script", "perfetto"
+	NCPU            int                 // from "#P:N", "cpus=N", system info; 0 if unknown
+	Clock           string              // trace clock when the trace says it ("local", "mono", "boot"), else ""
+	Kernel          string              // kernel version when the trace says it
+	EntriesInBuffer int64               // ftrace header "entries-in-buffer/entries-written", -1 if absent
+	EntriesWritten  int64               // idem; written > in-buffer means the ring buffer overwrote events
+	Topology        *topology.Topology  // CPU topology carried by the trace, or nil
+	Unknown         map[string]int64    // events not interpreted, by name
+	Skipped         int64               // malformed records skipped under Lenient
+	SkippedErrors   []error             // the first MaxSkippedErrors of them
+	Tasks           map[timeline.TID]TaskInfo // names and thread groups the trace states outside events (Perfetto process tree)
+	Warnings        []string            // format-level remarks for the user
+}
+
+// TaskInfo is what a trace says about a task outside its events.
+type TaskInfo struct {
+	TGID int32  // -1 if unknown
+	Comm string // thread name, "" if unknown
+}
+
+// NewMeta returns a Meta with its absent sentinels set.
+func NewMeta(format string) *Meta {
+	return &Meta{Format: format, EntriesInBuffer: -1, EntriesWritten: -1, Unknown: map[string]int64{}}
+}
+
+// Skip records a skipped malformed record.
+func (m *Meta) Skip(err error) {
+	m.Skipped++
+	if len(m.SkippedErrors) < MaxSkippedErrors {
+		m.SkippedErrors = append(m.SkippedErrors, err)
+	}
+}
+
+// Reader hands out the events of one trace in file order.
+type Reader interface {
+	// Next fills ev with the next event. It returns io.EOF at the end and a
+	// *ParseError for malformed input; every event before the error has
+	// been handed out.
+	Next(ev *timeline.Event) error
+	// Meta returns what the reader learned so far.
+	Meta() *Meta
+	// Strings returns the interner that resolves the events' CommIDs.
+	Strings() *timeline.Strings
+}

@@ -1,0 +1,268 @@
+package metrics
+
+import (
+	"sort"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Window is a closed time interval on the trace clock. Intervals that cross
+// its edges count only their part inside.
+type Window struct {
+	Start timeline.Time
+	End   timeline.Time
+}
+
+// DefaultWindow is the valid window of tl: from where every CPU's buffer has
+// data to the last event.
+func DefaultWindow(tl *timeline.Timeline) Window {
+	return Window{Start: tl.ValidStart, End: tl.End}
+}
+
+func (w Window) clip(s, e timeline.Time) int64 {
+	if s < w.Start {
+		s = w.Start
+	}
+	if e > w.End {
+		e = w.End
+	}
+	if e <= s {
+		return 0
+	}
+	return int64(e - s)
+}
+
+func (w Window) has(t timeline.Time) bool { return t >= w.Start && t <= w.End }
+
+// Filter selects tasks. A zero Filter selects every task.
+type Filter struct {
+	PIDs  []timeline.TID // any of these pids
+	Comms []string       // any of these comms (exact match on any name the task had)
+}
+
+// Match reports whether task id passes the filter.
+func (f Filter) Match(tl *timeline.Timeline, id timeline.TaskID) bool {
+	if len(f.PIDs) == 0 && len(f.Comms) == 0 {
+		return true
+	}
+	tk := &tl.Tasks[id]
+	for _, p := range f.PIDs {
+		if tk.PID == p {
+			return true
+		}
+	}
+	for _, c := range f.Comms {
+		for _, ch := range tk.Comms {
+			if tl.Strings.Get(ch.Comm) == c {
+				return true
+			}
+		}
+		if tl.Strings.Get(tk.Comm) == c {
+			return true
+		}
+	}
+	return false
+}
+
+// TaskTimes is the per-task accounting of `schedlens tasks`. Times are
+// nanoseconds on the trace clock, clipped to the window.
+type TaskTimes struct {
+	ID   timeline.TaskID `json:"-"`
+	PID  timeline.TID    `json:"pid"`
+	TGID *int32          `json:"tgid"`
+	Comm string          `json:"comm"`
+
+	RunNs int64 `json:"run_ns"`
+	// RunnableNs = WakeupLatencyNs + PreemptWaitNs: from becoming runnable
+	// (sched_waking, or sched_wakeup without waking, sched_wakeup_new, or a
+	// switch-out in R/R+) to the next switch-in.
+	RunnableNs      int64 `json:"runnable_ns"`
+	WakeupLatencyNs int64 `json:"wakeup_latency_ns"`
+	PreemptWaitNs   int64 `json:"preempt_wait_ns"`
+	// RqWaitNs starts at enqueue (sched_wakeup / sched_wakeup_new / the R
+	// switch-out); nil when the trace has no sched_wakeup events.
+	RqWaitNs  *int64 `json:"rq_wait_ns"`
+	SleepNs   int64  `json:"sleep_ns"`
+	BlockedNs int64  `json:"blocked_ns"`
+	StoppedNs int64  `json:"stopped_ns"`
+	UnknownNs int64  `json:"unknown_ns"`
+
+	SwitchesIn  int64 `json:"switches_in"`
+	Preemptions int64 `json:"preemptions"`
+	Wakeups     int64 `json:"wakeups"`
+	Migrations  int64 `json:"migrations"`
+	// Inconsistencies counts trace contradictions that touched this task;
+	// the intervals they make uncertain are in UnknownNs.
+	Inconsistencies int64 `json:"inconsistencies"`
+	// OpenAtEnd: the task was runnable or running when the window or trace
+	// ended, or across a gap: some intervals were cut (censored).
+	Censored bool `json:"censored"`
+
+	rq int64
+}
+
+// CPUTimes is the per-CPU accounting of `schedlens cpus`.
+type CPUTimes struct {
+	CPU           timeline.CPU `json:"cpu"`
+	BusyNs        int64        `json:"busy_ns"`
+	IdleNs        int64        `json:"idle_ns"`
+	UnobservedNs  int64        `json:"unobserved_ns"` // no task known to run: before the buffer starts, in gaps, after inconsistencies
+	Switches      int64        `json:"context_switches"`
+	MigrationsIn  int64        `json:"migrations_in"`
+	MigrationsOut int64        `json:"migrations_out"`
+	LostEvents    int64        `json:"lost_events"`
+	Gaps          int          `json:"gaps"`
+}
+
+// Accounting holds both tables.
+type Accounting struct {
+	Window Window
+	Tasks  []TaskTimes
+	CPUs   []CPUTimes
+	Walk   timeline.WalkStats
+}
+
+// Account computes per-task and per-CPU times over win in one walk.
+func Account(tl *timeline.Timeline, win Window) *Accounting {
+	tasks := make([]TaskTimes, len(tl.Tasks))
+	seen := make([]bool, len(tl.Tasks))
+	cpus := make([]CPUTimes, tl.NCPU)
+	for c := range cpus {
+		cpus[c].CPU = timeline.CPU(c)
+	}
+	hasWakeup := tl.HasWakeup
+	// Per-CPU coverage to derive unobserved time: what Walk hands out
+	// covers known time; the rest of the window is unobserved.
+	covered := make([]int64, tl.NCPU)
+	ws := tl.Walk(func(s *timeline.Span) {
+		d := win.clip(s.Start, s.End)
+		if s.Task == timeline.NoTask {
+			return // unobserved CPU time: computed below
+		}
+		tk := &tl.Tasks[s.Task]
+		if tk.Idle {
+			if s.State == timeline.SpanRunning && s.CPU >= 0 {
+				cpus[s.CPU].IdleNs += d
+				covered[s.CPU] += d
+			}
+			return
+		}
+		tt := &tasks[s.Task]
+		if d > 0 || win.has(s.Start) {
+			seen[s.Task] = true
+		}
+		if s.Open() && d > 0 && s.State != timeline.SpanSleeping && s.State != timeline.SpanBlocked {
+			tt.Censored = true
+		}
+		switch s.State {
+		case timeline.SpanRunning:
+			tt.RunNs += d
+			if s.CPU >= 0 {
+				cpus[s.CPU].BusyNs += d
+				covered[s.CPU] += d
+			}
+		case timeline.SpanWoken:
+			tt.RunnableNs += d
+			tt.WakeupLatencyNs += d
+			if s.Enqueue != timeline.NoTime {
+				tt.rq += win.clip(s.Enqueue, s.End)
+			}
+			if win.has(s.Start) {
+				tt.Wakeups++
+			}
+		case timeline.SpanPreempted:
+			tt.RunnableNs += d
+			tt.PreemptWaitNs += d
+			tt.rq += d
+		case timeline.SpanSleeping:
+			tt.SleepNs += d
+		case timeline.SpanBlocked:
+			tt.BlockedNs += d
+		case timeline.SpanStopped:
+			tt.StoppedNs += d
+		case timeline.SpanUnknown:
+			tt.UnknownNs += d
+		}
+	})
+	for i := range tl.Times {
+		t := tl.Times[i]
+		if !win.has(t) {
+			continue
+		}
+		c := tl.CPUs[i]
+		switch tl.Kinds[i] {
+		case timeline.KindSwitch:
+			cpus[c].Switches++
+			if n := tl.TaskOf[i]; n != timeline.NoTask && !tl.Tasks[n].Idle {
+				tasks[n].SwitchesIn++
+				seen[n] = true
+			}
+			if p := tl.Other[i]; p != timeline.NoTask && !tl.Tasks[p].Idle && tl.States[i].Runnable() {
+				tasks[p].Preemptions++
+			}
+		case timeline.KindMigrate:
+			if id := tl.TaskOf[i]; id != timeline.NoTask {
+				tasks[id].Migrations++
+				seen[id] = true
+			}
+			if d := tl.Args[i]; d >= 0 && int(d) < len(cpus) {
+				cpus[d].MigrationsIn++
+			}
+			if o := tl.Args2[i]; o >= 0 && int(o) < len(cpus) {
+				cpus[o].MigrationsOut++
+			}
+		}
+	}
+	for _, inc := range tl.Inconsistencies {
+		if !win.has(inc.Time) {
+			continue
+		}
+		for _, id := range []timeline.TaskID{inc.Expected, inc.Got} {
+			if id != timeline.NoTask {
+				tasks[id].Inconsistencies++
+			}
+		}
+	}
+	for _, g := range tl.Gaps {
+		if int(g.CPU) < len(cpus) && g.Kind == timeline.GapLost {
+			cpus[g.CPU].Gaps++
+			if g.Lost > 0 {
+				cpus[g.CPU].LostEvents += g.Lost
+			}
+		}
+	}
+	span := int64(win.End - win.Start)
+	for c := range cpus {
+		if u := span - covered[c]; u > 0 {
+			cpus[c].UnobservedNs = u
+		}
+	}
+	acc := &Accounting{Window: win, CPUs: cpus, Walk: ws}
+	for id := range tasks {
+		if !seen[id] || tl.Tasks[id].Idle {
+			continue
+		}
+		tt := &tasks[id]
+		tk := &tl.Tasks[id]
+		tt.ID = timeline.TaskID(id)
+		tt.PID = tk.PID
+		if tk.TGID >= 0 {
+			v := tk.TGID
+			tt.TGID = &v
+		}
+		tt.Comm = tl.Strings.Get(tk.Comm)
+		if hasWakeup {
+			v := tt.rq
+			tt.RqWaitNs = &v
+		}
+		acc.Tasks = append(acc.Tasks, *tt)
+	}
+	sort.SliceStable(acc.Tasks, func(i, j int) bool {
+		a, b := &acc.Tasks[i], &acc.Tasks[j]
+		if a.RunNs != b.RunNs {
+			return a.RunNs > b.RunNs
+		}
+		return a.PID < b.PID
+	})
+	return acc
+}

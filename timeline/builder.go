@@ -1,0 +1,482 @@
+package timeline
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+)
+
+// Builder collects events from readers or from the replay engine and turns
+// them into a Timeline. Each CPU's events must arrive in that CPU's order;
+// CPUs may interleave arbitrarily.
+type Builder struct {
+	strs *Strings
+	ncpu int
+
+	// raw columns in arrival order
+	times  []Time
+	starts map[int]Time // arrival index of a KindLost event -> gap start
+	cpus   []int16
+	kinds  []Kind
+	ctxs   []Context
+	states []State
+	prios  []uint8
+	tasks  []TID
+	others []TID
+	comms  []CommID
+	ocomms []CommID
+	args   []int32
+	args2  []int32
+	tgids  []int32
+
+	err error
+}
+
+// NewBuilder returns a Builder whose events' CommIDs resolve through strs.
+// ncpu is the CPU count the trace declares (0 if unknown); the Timeline has
+// at least max CPU seen + 1.
+func NewBuilder(strs *Strings, ncpu int) *Builder {
+	if strs == nil {
+		strs = NewStrings()
+	}
+	return &Builder{strs: strs, ncpu: ncpu, starts: map[int]Time{}}
+}
+
+// Strings returns the interner of the builder.
+func (b *Builder) Strings() *Strings { return b.strs }
+
+// SetNCPU sets the CPU count the trace declares, once a reader knows it.
+func (b *Builder) SetNCPU(n int) {
+	if n > b.ncpu {
+		b.ncpu = n
+	}
+}
+
+// Len returns the number of events added.
+func (b *Builder) Len() int { return len(b.times) }
+
+// Add appends one event. Events with a negative CPU are rejected at Finish.
+func (b *Builder) Add(ev Event) {
+	if b.err != nil {
+		return
+	}
+	if ev.CPU < 0 || ev.CPU > 1<<14 {
+		b.err = fmt.Errorf("event %d (%v at %s): CPU %d out of range", len(b.times), ev.Kind, ev.Time.Seconds(), ev.CPU)
+		return
+	}
+	if ev.Kind == KindLost {
+		b.starts[len(b.times)] = ev.Start
+	}
+	b.times = append(b.times, ev.Time)
+	b.cpus = append(b.cpus, int16(ev.CPU))
+	b.kinds = append(b.kinds, ev.Kind)
+	b.ctxs = append(b.ctxs, ev.Ctx)
+	b.states = append(b.states, ev.State)
+	p := uint8(NoPrio)
+	if ev.Prio >= 0 && ev.Prio < NoPrio {
+		p = uint8(ev.Prio)
+	}
+	b.prios = append(b.prios, p)
+	b.tasks = append(b.tasks, ev.Task)
+	b.others = append(b.others, ev.Other)
+	b.comms = append(b.comms, ev.Comm)
+	b.ocomms = append(b.ocomms, ev.OComm)
+	b.args = append(b.args, clamp32(ev.Arg))
+	b.args2 = append(b.args2, clamp32(ev.Arg2))
+	b.tgids = append(b.tgids, ev.TGID)
+}
+
+func clamp32(v int64) int32 {
+	switch {
+	case v > 1<<31-1:
+		return 1<<31 - 1
+	case v < -1<<31:
+		return -1 << 31
+	}
+	return int32(v)
+}
+
+// rank orders events with equal timestamps causally.
+func rank(k Kind) int {
+	switch k {
+	case KindBufferStart, KindLost:
+		return 0
+	case KindFork, KindNewTask, KindExec, KindRename:
+		return 1
+	case KindWaking:
+		return 2
+	case KindMigrate:
+		return 3
+	case KindWakeup, KindWakeupNew:
+		return 4
+	case KindExit:
+		return 5
+	case KindSwitch:
+		return 6
+	case KindFree:
+		return 7
+	}
+	return 8
+}
+
+type cpuStream struct {
+	idx []int32
+	pos int
+}
+
+type mergeHeap struct {
+	b       *Builder
+	streams []*cpuStream
+}
+
+func (h *mergeHeap) Len() int { return len(h.streams) }
+func (h *mergeHeap) Less(i, j int) bool {
+	a := h.streams[i].idx[h.streams[i].pos]
+	c := h.streams[j].idx[h.streams[j].pos]
+	return h.b.before(a, c)
+}
+func (h *mergeHeap) Swap(i, j int) { h.streams[i], h.streams[j] = h.streams[j], h.streams[i] }
+func (h *mergeHeap) Push(x any)    { h.streams = append(h.streams, x.(*cpuStream)) }
+func (h *mergeHeap) Pop() any {
+	n := len(h.streams)
+	x := h.streams[n-1]
+	h.streams = h.streams[:n-1]
+	return x
+}
+
+// before reports whether raw event a goes before raw event c from another CPU.
+func (b *Builder) before(a, c int32) bool {
+	ta, tc := b.times[a], b.times[c]
+	if ta != tc {
+		return ta < tc
+	}
+	ra, rc := rank(b.kinds[a]), rank(b.kinds[c])
+	if ra != rc {
+		return ra < rc
+	}
+	if b.kinds[a] == KindSwitch && b.kinds[c] == KindSwitch {
+		// A task switched out on one CPU and in on another at the same
+		// timestamp: the switch-out comes first.
+		if b.others[a] == b.tasks[c] && b.others[a] != 0 {
+			return true
+		}
+		if b.others[c] == b.tasks[a] && b.others[c] != 0 {
+			return false
+		}
+	}
+	return a < c
+}
+
+// Finish merges the streams, resolves task instances and returns the
+// Timeline. The Builder must not be used afterwards.
+func (b *Builder) Finish() (*Timeline, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	n := len(b.times)
+	maxCPU := -1
+	for _, c := range b.cpus {
+		if int(c) > maxCPU {
+			maxCPU = int(c)
+		}
+	}
+	ncpu := b.ncpu
+	if maxCPU+1 > ncpu {
+		ncpu = maxCPU + 1
+	}
+	// 1. Split into per-CPU streams, each in arrival order; make each
+	//    monotonic (stable sort) in case a producer did not guarantee it.
+	streams := make([]*cpuStream, ncpu)
+	for i := range streams {
+		streams[i] = &cpuStream{}
+	}
+	for i, c := range b.cpus {
+		s := streams[c]
+		s.idx = append(s.idx, int32(i))
+	}
+	for _, s := range streams {
+		sorted := true
+		for k := 1; k < len(s.idx); k++ {
+			if b.times[s.idx[k]] < b.times[s.idx[k-1]] {
+				sorted = false
+				break
+			}
+		}
+		if !sorted {
+			sort.SliceStable(s.idx, func(i, j int) bool { return b.times[s.idx[i]] < b.times[s.idx[j]] })
+		}
+	}
+	// 2. k-way merge.
+	h := &mergeHeap{b: b}
+	for _, s := range streams {
+		if len(s.idx) > 0 {
+			h.streams = append(h.streams, s)
+		}
+	}
+	heap.Init(h)
+	perm := make([]int32, 0, n)
+	for h.Len() > 0 {
+		s := h.streams[0]
+		perm = append(perm, s.idx[s.pos])
+		s.pos++
+		if s.pos == len(s.idx) {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	streams = nil
+
+	tl := &Timeline{Strings: b.strs, NCPU: ncpu, Start: NoTime, End: NoTime, ValidStart: NoTime}
+	tl.Times = permute(b.times, perm)
+	tl.CPUs = permute(b.cpus, perm)
+	tl.Kinds = permute(b.kinds, perm)
+	tl.Ctxs = permute(b.ctxs, perm)
+	tl.States = permute(b.states, perm)
+	tl.Prios = permute(b.prios, perm)
+	tl.Comms = permute(b.comms, perm)
+	tl.Args = permute(b.args, perm)
+	tl.Args2 = permute(b.args2, perm)
+	pids := permute(b.tasks, perm)
+	opids := permute(b.others, perm)
+	ocomms := permute(b.ocomms, perm)
+	tgids := permute(b.tgids, perm)
+	starts := make(map[int]Time, len(b.starts))
+	for newi, oldi := range perm {
+		if s, ok := b.starts[int(oldi)]; ok {
+			starts[newi] = s
+		}
+	}
+	*b = Builder{}
+
+	// 3. Window, gaps, counters.
+	tl.CPUFirst = make([]Time, ncpu)
+	tl.CPULast = make([]Time, ncpu)
+	for i := range tl.CPUFirst {
+		tl.CPUFirst[i], tl.CPULast[i] = NoTime, NoTime
+	}
+	for i, t := range tl.Times {
+		c := tl.CPUs[i]
+		k := tl.Kinds[i]
+		tl.KindCounts[k]++
+		if tl.CPUFirst[c] == NoTime {
+			tl.CPUFirst[c] = t
+		}
+		tl.CPULast[c] = t
+		switch k {
+		case KindWaking:
+			tl.HasWaking = true
+		case KindWakeup:
+			tl.HasWakeup = true
+		case KindLost:
+			g := Gap{CPU: CPU(c), Start: starts[i], End: t, Lost: int64(tl.Args[i]), Kind: GapLost}
+			if g.Start == NoTime {
+				g.Start = t
+			}
+			if g.Lost > 0 {
+				tl.LostEvents += g.Lost
+			}
+			tl.Gaps = append(tl.Gaps, g)
+		}
+	}
+	if n > 0 {
+		tl.Start, tl.End = tl.Times[0], tl.Times[n-1]
+		tl.ValidStart = tl.Start
+		for c, f := range tl.CPUFirst {
+			if f == NoTime {
+				continue
+			}
+			if f > tl.ValidStart {
+				tl.ValidStart = f
+			}
+			if f > tl.Start {
+				tl.Gaps = append(tl.Gaps, Gap{CPU: CPU(c), Start: tl.Start, End: f, Lost: -1, Kind: GapClipped})
+			}
+		}
+		sort.SliceStable(tl.Gaps, func(i, j int) bool { return tl.Gaps[i].End < tl.Gaps[j].End })
+	}
+
+	// 4. Task instances.
+	r := newResolver(tl, ncpu)
+	tl.TaskOf = make([]TaskID, n)
+	tl.Other = make([]TaskID, n)
+	for i := 0; i < n; i++ {
+		r.event(i, pids[i], opids[i], ocomms[i], tgids[i])
+	}
+	for i := range tl.Tasks {
+		tk := &tl.Tasks[i]
+		if len(tk.Comms) > 0 {
+			tk.Comm = tk.Comms[len(tk.Comms)-1].Comm
+		}
+	}
+	// 5. Inconsistencies come from a dry run of the state machine.
+	tl.Inconsistencies = nil
+	w := newWalker(tl)
+	w.run(nil)
+	tl.Inconsistencies = w.incs
+	return tl, nil
+}
+
+func permute[T any](col []T, perm []int32) []T {
+	out := make([]T, len(perm))
+	for i, p := range perm {
+		out[i] = col[p]
+	}
+	return out
+}
+
+// resolver maps pids to task instances while walking the merged events.
+type resolver struct {
+	tl    *Timeline
+	cur   map[TID]TaskID
+	fresh map[TaskID]bool // created by fork/newtask, not yet run or woken
+	dead  map[TaskID]bool
+	idle  []TaskID
+}
+
+func newResolver(tl *Timeline, ncpu int) *resolver {
+	r := &resolver{tl: tl, cur: map[TID]TaskID{}, fresh: map[TaskID]bool{}, dead: map[TaskID]bool{}, idle: make([]TaskID, ncpu)}
+	for i := range r.idle {
+		r.idle[i] = NoTask
+	}
+	return r
+}
+
+func (r *resolver) newTask(pid TID, t Time) TaskID {
+	id := TaskID(len(r.tl.Tasks))
+	r.tl.Tasks = append(r.tl.Tasks, Task{PID: pid, TGID: -1, First: t, Last: t, Prio: -1, CPU: NoCPU})
+	r.cur[pid] = id
+	return id
+}
+
+// lookup returns the instance of pid at event i, creating one if needed.
+func (r *resolver) lookup(pid TID, cpu int16, t Time) TaskID {
+	if pid == NoTID || pid < 0 {
+		return NoTask
+	}
+	if pid == 0 {
+		id := r.idle[cpu]
+		if id == NoTask {
+			id = TaskID(len(r.tl.Tasks))
+			r.tl.Tasks = append(r.tl.Tasks, Task{PID: 0, TGID: 0, First: t, Last: t, Prio: 120, Idle: true, CPU: CPU(cpu)})
+			r.idle[cpu] = id
+		}
+		return id
+	}
+	id, ok := r.cur[pid]
+	if !ok || r.dead[id] {
+		id = r.newTask(pid, t)
+	}
+	return id
+}
+
+func (r *resolver) setComm(id TaskID, t Time, c CommID) {
+	if id == NoTask || c == NoComm {
+		return
+	}
+	tk := &r.tl.Tasks[id]
+	if n := len(tk.Comms); n > 0 && tk.Comms[n-1].Comm == c {
+		return
+	}
+	tk.Comms = append(tk.Comms, CommChange{Time: t, Comm: c})
+}
+
+func (r *resolver) touch(id TaskID, t Time) {
+	if id == NoTask {
+		return
+	}
+	tk := &r.tl.Tasks[id]
+	if t < tk.First {
+		tk.First = t
+	}
+	if t > tk.Last {
+		tk.Last = t
+	}
+}
+
+func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
+	tl := r.tl
+	t := tl.Times[i]
+	cpu := tl.CPUs[i]
+	k := tl.Kinds[i]
+	var task, other TaskID = NoTask, NoTask
+	switch k {
+	case KindFork, KindNewTask:
+		other = r.lookup(opid, cpu, t)
+		if id, ok := r.cur[pid]; ok && r.fresh[id] && !r.dead[id] {
+			task = id // task_newtask and sched_process_fork of one clone
+		} else {
+			task = r.newTask(pid, t)
+			r.fresh[task] = true
+			tl.Tasks[task].Forked = true
+		}
+	case KindWakeupNew:
+		if id, ok := r.cur[pid]; ok && r.fresh[id] && !r.dead[id] {
+			task = id
+		} else {
+			task = r.newTask(pid, t)
+		}
+		delete(r.fresh, task)
+		other = r.lookup(opid, cpu, t)
+	case KindSwitch:
+		other = r.lookup(opid, cpu, t)
+		task = r.lookup(pid, cpu, t)
+		delete(r.fresh, task)
+		if other != NoTask {
+			r.setComm(other, t, ocomm)
+		}
+	case KindFree, KindExit:
+		// The instance that just died, not a new one.
+		if id, ok := r.cur[pid]; ok {
+			task = id
+		} else {
+			task = r.lookup(pid, cpu, t)
+		}
+	default:
+		task = r.lookup(pid, cpu, t)
+		if k == KindWaking || k == KindWakeup || k == KindMarker || k == KindExec {
+			other = r.lookup(opid, cpu, t)
+		}
+	}
+	tl.TaskOf[i] = task
+	tl.Other[i] = other
+	r.touch(task, t)
+	r.touch(other, t)
+	if task != NoTask {
+		if k == KindRename {
+			r.setComm(task, t, tl.Comms[i])
+		} else if len(tl.Tasks[task].Comms) == 0 || k == KindExec || k == KindSwitch || k == KindFork || k == KindNewTask {
+			r.setComm(task, t, tl.Comms[i])
+		}
+		if p := tl.Prios[i]; p != NoPrio {
+			tl.Tasks[task].Prio = int16(p)
+		}
+	}
+	// The task running on the CPU carries the tgid column.
+	if tgid >= 0 {
+		run := NoTask
+		switch k {
+		case KindSwitch, KindWaking, KindWakeup, KindWakeupNew, KindMarker, KindExec, KindFork, KindNewTask:
+			run = other // the header task: prev, the waker, the parent
+		case KindExit:
+			run = task
+		}
+		if run != NoTask && tl.Tasks[run].TGID < 0 && !tl.Tasks[run].Idle {
+			tl.Tasks[run].TGID = tgid
+		}
+	}
+	switch k {
+	case KindExit:
+		if task != NoTask {
+			tl.Tasks[task].Exited = true
+		}
+	case KindFree:
+		if task != NoTask && !tl.Tasks[task].Idle {
+			r.dead[task] = true
+		}
+	case KindSwitch:
+		if other != NoTask && tl.States[i].Dead() && !tl.Tasks[other].Idle {
+			r.dead[other] = true
+		}
+	}
+}

@@ -1,0 +1,518 @@
+package timeline
+
+// SpanState is what a task did over a Span.
+type SpanState uint8
+
+// Span states.
+const (
+	SpanUnknown   SpanState = iota // not known: before the task's first event, across a gap, or made uncertain by an inconsistency
+	SpanRunning                    // on CPU
+	SpanWoken                      // runnable after a wakeup (sched_waking, or sched_wakeup without waking, or sched_wakeup_new), until switch-in
+	SpanPreempted                  // runnable after a switch-out in R/R+, until switch-in
+	SpanSleeping                   // S, I and other interruptible or idle sleeps
+	SpanBlocked                    // D
+	SpanStopped                    // T, t
+	SpanNew                        // forked, not yet woken
+	SpanDead                       // after exit, until free
+)
+
+func (s SpanState) String() string {
+	return [...]string{"unknown", "running", "woken", "preempted", "sleeping", "blocked", "stopped", "new", "dead"}[s]
+}
+
+// Span flags.
+const (
+	// SpanOpenEnd: the interval was still open where it ends (trace end or
+	// the start of a gap): its length is a lower bound, and a latency
+	// sample it would have given is censored.
+	SpanOpenEnd uint8 = 1 << iota
+	// SpanNoWaking: a SpanWoken that starts at sched_wakeup because no
+	// sched_waking was seen for it.
+	SpanNoWaking
+	// SpanWokenNew: a SpanWoken that starts at sched_wakeup_new.
+	SpanWokenNew
+	// SpanAfterRace: a SpanWoken whose sched_waking arrived while the task
+	// was still on its CPU (it was woken while going to sleep); it starts
+	// at the switch-out.
+	SpanAfterRace
+	// SpanNoWakeInfo: a SpanSleeping ended by a switch-in in a trace with no
+	// wakeup events at all: sleep and wait cannot be told apart.
+	SpanNoWakeInfo
+)
+
+// Span is one closed interval of a task's (or a CPU's) state.
+type Span struct {
+	Task  TaskID // the task; idle tasks are per-CPU instances
+	State SpanState
+	CPU   CPU // SpanRunning: the CPU; SpanWoken/SpanPreempted: the CPU it was switched in on (NoCPU if open)
+	Start Time
+	End   Time
+	Flags uint8
+
+	// SpanWoken only.
+	Waking   Time    // when it became runnable (== Start)
+	Enqueue  Time    // sched_wakeup (enqueue) time, NoTime if none was seen
+	Waker    TaskID  // the task running where the waking was recorded, NoTask if unknown
+	WakerCtx Context // execution context of the waking
+	WakeCPU  CPU     // CPU that recorded the waking
+	Target   CPU     // target CPU of the wakeup
+	Prio     int16   // the task's prio at the wakeup, -1 if unknown
+}
+
+// Open reports whether the span was cut before it ended.
+func (s *Span) Open() bool { return s.Flags&SpanOpenEnd != 0 }
+
+// CPUUnknownSpan is handed out for intervals where a CPU's running task is not
+// known (Task == NoTask, State == SpanUnknown).
+
+type tstate struct {
+	st      SpanState
+	cpu     CPU
+	since   Time
+	enq     Time
+	waking  Time // pending sched_waking while running
+	wakeup  Time // pending sched_wakeup while running
+	race    Time // switch-out time of a task woken while going to sleep
+	waker   TaskID
+	wctx    Context
+	wcpu    CPU
+	target  CPU
+	prio    int16
+	flags   uint8
+	tent    bool // state derived from an unknown one (tentative)
+	seen    bool
+	exiting bool
+}
+
+type cstate struct {
+	cur      TaskID
+	since    Time
+	obsStart Time // cur unknown: the CPU's stream is complete from here; NoTime if its current task cannot be revealed
+	known    bool
+}
+
+type walker struct {
+	tl    *Timeline
+	ts    []tstate
+	cs    []cstate
+	emit  func(*Span)
+	incs  []Inconsistency
+	gapAt int
+	span  Span
+
+	// counters
+	WakeRunning int64
+	WakeQueued  int64
+}
+
+func newWalker(tl *Timeline) *walker {
+	w := &walker{tl: tl, ts: make([]tstate, len(tl.Tasks)), cs: make([]cstate, tl.NCPU)}
+	for i := range w.ts {
+		w.ts[i] = tstate{st: SpanUnknown, cpu: NoCPU, since: NoTime, enq: NoTime, waking: NoTime, wakeup: NoTime, race: NoTime, waker: NoTask, prio: -1}
+	}
+	for c := range w.cs {
+		w.cs[c] = cstate{cur: NoTask, since: NoTime, obsStart: tl.CPUFirst[c]}
+	}
+	return w
+}
+
+// Walk runs the task state machine over the timeline and calls fn with each
+// closed Span in order of their end. The Span is reused: copy it to keep it.
+// Intervals still open at the end are handed out with SpanOpenEnd, ending at
+// tl.End. CPU intervals whose running task is unknown are handed out as
+// Spans with Task NoTask.
+func (tl *Timeline) Walk(fn func(*Span)) WalkStats {
+	w := newWalker(tl)
+	w.run(fn)
+	return WalkStats{WakeupsOfRunning: w.WakeRunning, WakeupsOfQueued: w.WakeQueued}
+}
+
+// WalkStats counts what Walk saw besides spans.
+type WalkStats struct {
+	WakeupsOfRunning int64 // wakeups of a task that was running: not latency samples
+	WakeupsOfQueued  int64 // wakeups of a task already runnable: not latency samples
+}
+
+func (w *walker) out(task TaskID, st SpanState, cpu CPU, start, end Time, flags uint8) {
+	if w.emit == nil || start == NoTime || end < start {
+		return
+	}
+	s := &w.span
+	*s = Span{Task: task, State: st, CPU: cpu, Start: start, End: end, Flags: flags, Waking: NoTime, Enqueue: NoTime, Waker: NoTask, WakeCPU: NoCPU, Target: NoCPU, Prio: -1}
+	w.emit(s)
+}
+
+// closeTask hands out the task's current interval up to end, with the given
+// override state if st != keep.
+func (w *walker) closeTask(id TaskID, end Time, unknown bool, flags uint8, cpuIn CPU) {
+	t := &w.ts[id]
+	if t.since == NoTime || w.emit == nil {
+		return
+	}
+	st := t.st
+	if unknown {
+		st = SpanUnknown
+	}
+	s := &w.span
+	*s = Span{Task: id, State: st, CPU: t.cpu, Start: t.since, End: end, Flags: flags | t.flags, Waking: NoTime, Enqueue: NoTime, Waker: NoTask, WakeCPU: NoCPU, Target: NoCPU, Prio: t.prio}
+	if st == SpanWoken || st == SpanPreempted {
+		s.CPU = cpuIn
+		s.Waking = t.since
+		s.Enqueue = t.enq
+		s.Waker, s.WakerCtx, s.WakeCPU, s.Target = t.waker, t.wctx, t.wcpu, t.target
+	}
+	if end < s.Start {
+		return
+	}
+	w.emit(s)
+}
+
+func (w *walker) setState(id TaskID, st SpanState, cpu CPU, since Time) {
+	t := &w.ts[id]
+	t.st, t.cpu, t.since = st, cpu, since
+	t.enq, t.waking, t.wakeup, t.race = NoTime, NoTime, NoTime, NoTime
+	t.waker, t.wctx, t.wcpu, t.target = NoTask, CtxUnknown, NoCPU, NoCPU
+	t.flags = 0
+	t.tent = false
+	t.seen = true
+}
+
+func (w *walker) inc(t Time, cpu CPU, k InconsistencyKind, exp, got TaskID) {
+	w.incs = append(w.incs, Inconsistency{Time: t, CPU: cpu, Kind: k, Expected: exp, Got: got})
+}
+
+func sleepState(s State) SpanState {
+	switch {
+	case s.Runnable():
+		return SpanPreempted
+	case s.Dead():
+		return SpanDead
+	case s.Blocked():
+		return SpanBlocked
+	case s.Stopped():
+		return SpanStopped
+	}
+	return SpanSleeping
+}
+
+// gap applies a lost-event gap (or clipped buffer start) on CPU g.CPU:
+// what ran there is unknown from g.Start to g.End, and every task that was not
+// running on another CPU may have changed state unseen.
+func (w *walker) gap(g Gap) {
+	c := &w.cs[g.CPU]
+	if c.known && c.cur != NoTask {
+		id := c.cur
+		t := &w.ts[id]
+		end := g.Start
+		if end < t.since {
+			end = t.since
+		}
+		w.closeTask(id, end, false, SpanOpenEnd, g.CPU)
+		w.out(id, SpanUnknown, g.CPU, end, g.End, 0)
+		w.setState(id, SpanUnknown, NoCPU, g.End)
+	} else if !c.known {
+		// The CPU's current task was not revealed yet: its time before the
+		// gap is lost with it.
+		if c.obsStart != NoTime && c.obsStart < g.Start {
+			w.out(NoTask, SpanUnknown, g.CPU, c.obsStart, g.End, 0)
+		}
+	}
+	c.cur, c.known, c.since, c.obsStart = NoTask, false, NoTime, g.End
+	for id := range w.ts {
+		t := &w.ts[id]
+		if !t.seen || w.tl.Tasks[id].Idle {
+			continue
+		}
+		if t.st == SpanRunning {
+			if t.cpu != g.CPU {
+				continue
+			}
+		}
+		if t.st == SpanUnknown || t.st == SpanDead {
+			continue
+		}
+		if t.since < g.Start {
+			w.closeTask(TaskID(id), g.Start, false, SpanOpenEnd, NoCPU)
+			w.setState(TaskID(id), SpanUnknown, NoCPU, g.Start)
+		} else {
+			w.setState(TaskID(id), SpanUnknown, NoCPU, t.since)
+		}
+	}
+}
+
+func (w *walker) run(emit func(*Span)) {
+	w.emit = emit
+	tl := w.tl
+	gaps := tl.Gaps
+	gi := 0
+	for i := 0; i < len(tl.Times); i++ {
+		t := tl.Times[i]
+		// Apply gaps that end at or before this event.
+		for gi < len(gaps) && gaps[gi].End <= t {
+			w.gap(gaps[gi])
+			gi++
+		}
+		cpu := CPU(tl.CPUs[i])
+		id := tl.TaskOf[i]
+		switch tl.Kinds[i] {
+		case KindSwitch:
+			w.doSwitch(i, t, cpu, tl.Other[i], id)
+		case KindWaking:
+			w.doWaking(i, t, cpu, id)
+		case KindWakeup:
+			w.doWakeup(i, t, cpu, id)
+		case KindWakeupNew:
+			if id == NoTask {
+				break
+			}
+			ts := &w.ts[id]
+			if ts.seen && ts.st != SpanNew && ts.st != SpanUnknown {
+				break
+			}
+			if ts.seen {
+				w.closeTask(id, t, ts.st == SpanUnknown, 0, NoCPU)
+			}
+			w.setState(id, SpanWoken, NoCPU, t)
+			ts.enq = t
+			ts.flags = SpanWokenNew
+			ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
+			if p := tl.Prios[i]; p != NoPrio {
+				ts.prio = int16(p)
+			}
+		case KindFork, KindNewTask:
+			if id != NoTask && !w.ts[id].seen {
+				w.setState(id, SpanNew, NoCPU, t)
+			}
+		case KindMigrate:
+			if id != NoTask {
+				ts := &w.ts[id]
+				if ts.st == SpanWoken || ts.st == SpanPreempted {
+					ts.target = CPU(tl.Args[i])
+				}
+			}
+		case KindExit:
+			if id != NoTask {
+				w.ts[id].exiting = true
+			}
+		}
+	}
+	for gi < len(gaps) {
+		w.gap(gaps[gi])
+		gi++
+	}
+	// Close everything at the end.
+	end := tl.End
+	for c := range w.cs {
+		cs := &w.cs[c]
+		if !cs.known && cs.obsStart != NoTime && cs.obsStart < end {
+			w.out(NoTask, SpanUnknown, CPU(c), cs.obsStart, end, 0)
+		}
+	}
+	for id := range w.ts {
+		ts := &w.ts[id]
+		if !ts.seen || ts.since == NoTime || ts.st == SpanDead {
+			continue
+		}
+		w.closeTask(TaskID(id), end, false, SpanOpenEnd, NoCPU)
+	}
+}
+
+func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
+	tl := w.tl
+	c := &w.cs[cpu]
+	state := tl.States[i]
+	// 1. The task leaving.
+	if prev != NoTask {
+		p := &w.ts[prev]
+		switch {
+		case c.known && c.cur == prev:
+			w.closeTask(prev, t, false, 0, cpu)
+		case c.known && c.cur != prev:
+			// A switch on this CPU never reached the buffer.
+			w.inc(t, cpu, IncPrevMismatch, c.cur, prev)
+			if c.cur != NoTask {
+				w.closeTask(c.cur, t, true, 0, cpu)
+				w.setState(c.cur, SpanUnknown, NoCPU, t)
+			}
+			if p.seen {
+				w.closeTask(prev, t, true, 0, cpu)
+			}
+		default: // the CPU's current task is being revealed
+			switch {
+			case !p.seen || p.st == SpanUnknown || p.st == SpanNew:
+				if c.obsStart != NoTime {
+					if p.seen && p.since != NoTime && p.since < c.obsStart {
+						w.out(prev, SpanUnknown, NoCPU, p.since, c.obsStart, 0)
+					}
+					w.out(prev, SpanRunning, cpu, c.obsStart, t, 0)
+				} else if p.seen {
+					w.closeTask(prev, t, true, 0, cpu)
+				}
+			case p.tent:
+				// Woken while we did not know it was running here.
+				w.WakeRunning++
+				if c.obsStart != NoTime {
+					w.out(prev, SpanUnknown, NoCPU, p.since, p.since, 0)
+					w.out(prev, SpanRunning, cpu, c.obsStart, t, 0)
+				}
+			case p.st == SpanRunning && p.cpu != cpu:
+				w.inc(t, cpu, IncRunningElsewhere, NoTask, prev)
+				w.closeTask(prev, t, true, 0, cpu)
+				w.cs[p.cpu].cur, w.cs[p.cpu].known, w.cs[p.cpu].obsStart = NoTask, false, NoTime
+			default:
+				// Known to be sleeping or waiting: it ran here unseen.
+				w.inc(t, cpu, IncNotRunning, NoTask, prev)
+				w.closeTask(prev, t, true, 0, cpu)
+			}
+		}
+		// New state of prev.
+		race, wakeup := p.waking, p.wakeup
+		ns := sleepState(state)
+		if tl.Tasks[prev].Idle {
+			ns = SpanSleeping
+		}
+		w.setState(prev, ns, cpu, t)
+		if ns == SpanPreempted {
+			p.enq = t
+			p.target = cpu
+		} else if ns != SpanDead && race != NoTime {
+			// Woken while going to sleep: if no new waking comes before it
+			// runs again, it was runnable from this switch-out.
+			p.race = race
+			if wakeup != NoTime && wakeup >= race {
+				p.enq = t // enqueued again once it left the CPU
+			}
+		}
+		if ns == SpanDead {
+			p.since = t
+		}
+	}
+	// 2. The task arriving.
+	if next != NoTask {
+		n := &w.ts[next]
+		switch {
+		case tl.Tasks[next].Idle:
+			if n.seen && n.st != SpanRunning {
+				w.closeTask(next, t, false, 0, cpu)
+			}
+		case !n.seen:
+		case n.st == SpanRunning && n.cpu != cpu && w.cs[n.cpu].known && w.cs[n.cpu].cur == next:
+			w.inc(t, cpu, IncRunningElsewhere, w.cs[n.cpu].cur, next)
+			w.closeTask(next, t, true, 0, cpu)
+			d := &w.cs[n.cpu]
+			d.cur, d.known, d.obsStart = NoTask, false, NoTime
+		case n.st == SpanWoken || n.st == SpanPreempted:
+			w.closeTask(next, t, false, 0, cpu)
+		case n.st == SpanSleeping || n.st == SpanBlocked || n.st == SpanStopped:
+			if n.race != NoTime {
+				// Woken while going to sleep: runnable since the switch-out.
+				n.st = SpanWoken
+				n.flags |= SpanAfterRace
+				w.closeTask(next, t, false, 0, cpu)
+			} else if !tl.HasWaking && !tl.HasWakeup {
+				n.flags |= SpanNoWakeInfo
+				w.closeTask(next, t, false, 0, cpu)
+			} else {
+				w.inc(t, cpu, IncNoWakeup, NoTask, next)
+				w.closeTask(next, t, true, 0, cpu)
+			}
+		default: // unknown, new, running on this CPU (impossible), dead
+			w.closeTask(next, t, true, 0, cpu)
+		}
+		w.setState(next, SpanRunning, cpu, t)
+		if p := tl.Prios[i]; p != NoPrio {
+			n.prio = int16(p)
+		}
+	}
+	c.cur, c.since, c.known = next, t, next != NoTask
+	if !c.known {
+		c.obsStart = NoTime
+	}
+}
+
+func (w *walker) doWaking(i int, t Time, cpu CPU, id TaskID) {
+	if id == NoTask {
+		return
+	}
+	tl := w.tl
+	ts := &w.ts[id]
+	switch ts.st {
+	case SpanRunning:
+		if ts.tent {
+			w.WakeRunning++
+			return
+		}
+		ts.waking = t
+		w.WakeRunning++
+		return
+	case SpanWoken, SpanPreempted:
+		if !ts.tent {
+			w.WakeQueued++
+			return
+		}
+	case SpanDead:
+		return
+	}
+	wasUnknown := !ts.seen || ts.st == SpanUnknown || ts.tent
+	if ts.seen {
+		w.closeTask(id, t, false, 0, NoCPU)
+	}
+	w.setState(id, SpanWoken, NoCPU, t)
+	ts.tent = wasUnknown
+	ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
+	if p := tl.Prios[i]; p != NoPrio {
+		ts.prio = int16(p)
+	}
+}
+
+func (w *walker) doWakeup(i int, t Time, cpu CPU, id TaskID) {
+	if id == NoTask {
+		return
+	}
+	tl := w.tl
+	ts := &w.ts[id]
+	switch ts.st {
+	case SpanWoken:
+		if ts.enq == NoTime {
+			ts.enq = t
+		}
+		return
+	case SpanRunning:
+		if ts.waking == NoTime && !tl.HasWaking {
+			w.WakeRunning++
+		}
+		ts.wakeup = t
+		return
+	case SpanPreempted:
+		if !tl.HasWaking {
+			w.WakeQueued++
+		}
+		return
+	case SpanDead:
+		return
+	case SpanSleeping, SpanBlocked, SpanStopped:
+		if ts.race != NoTime {
+			// The wakeup of a task woken while going to sleep: runnable
+			// since its switch-out, enqueued now.
+			ts.st = SpanWoken
+			ts.enq = t
+			ts.flags |= SpanAfterRace
+			ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
+			return
+		}
+	}
+	wasUnknown := !ts.seen || ts.st == SpanUnknown
+	if ts.seen {
+		w.closeTask(id, t, false, 0, NoCPU)
+	}
+	w.setState(id, SpanWoken, NoCPU, t)
+	ts.enq = t
+	ts.tent = wasUnknown
+	if tl.HasWaking {
+		ts.flags |= SpanNoWaking
+	}
+	ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
+	if p := tl.Prios[i]; p != NoPrio {
+		ts.prio = int16(p)
+	}
+}
