@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// traceFlags are the flags every trace-reading command shares.
+type traceFlags struct {
+	format      string
+	start, end  string
+	startMarker string
+	endMarker   string
+	pids        []int
+	comms       []string
+	lenient     bool
+}
+
+func (f *traceFlags) register(cmd *cobra.Command, formats string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "text", "output format: "+formats)
+	fl.StringVar(&f.start, "start", "", "window start, seconds on the trace clock as the trace prints them (e.g. 576.223558)")
+	fl.StringVar(&f.end, "end", "", "window end, seconds on the trace clock")
+	fl.StringVar(&f.startMarker, "start-marker", "", "window starts at the first trace marker (tracing_mark_write) containing this text")
+	fl.StringVar(&f.endMarker, "end-marker", "", "window ends at the first trace marker after the start containing this text")
+	fl.IntSliceVar(&f.pids, "pid", nil, "only these pids (repeat or comma-separate)")
+	fl.StringSliceVar(&f.comms, "comm", nil, "only tasks that had this comm (repeat or comma-separate)")
+	fl.BoolVar(&f.lenient, "lenient", false, "skip malformed records (counted and reported) instead of stopping at the first")
+}
+
+func (f *traceFlags) checkFormat(allowed ...string) error {
+	for _, a := range allowed {
+		if f.format == a {
+			return nil
+		}
+	}
+	return usagef("--format %q: want one of %s", f.format, strings.Join(allowed, ", "))
+}
+
+// parseSeconds parses "576.223558" into nanoseconds exactly (no float
+// rounding). Integers without a dot are taken as seconds.
+func parseSeconds(s string) (timeline.Time, error) {
+	s = strings.TrimSpace(s)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	ip, fp, _ := strings.Cut(s, ".")
+	if ip == "" {
+		ip = "0"
+	}
+	sec, err := strconv.ParseInt(ip, 10, 64)
+	if err != nil || len(fp) > 9 {
+		return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
+	}
+	ns := int64(0)
+	if fp != "" {
+		v, err := strconv.ParseInt(fp, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
+		}
+		for i := len(fp); i < 9; i++ {
+			v *= 10
+		}
+		ns = v
+	}
+	t := sec*1e9 + ns
+	if neg {
+		t = -t
+	}
+	return timeline.Time(t), nil
+}
+
+// window resolves the window flags against a loaded timeline.
+func (f *traceFlags) window(tl *timeline.Timeline) (metrics.Window, error) {
+	w := metrics.DefaultWindow(tl)
+	if f.start != "" {
+		t, err := parseSeconds(f.start)
+		if err != nil {
+			return w, usagef("--start: %v", err)
+		}
+		if t > w.Start {
+			w.Start = t
+		}
+	}
+	if f.end != "" {
+		t, err := parseSeconds(f.end)
+		if err != nil {
+			return w, usagef("--end: %v", err)
+		}
+		if t < w.End {
+			w.End = t
+		}
+	}
+	if f.startMarker != "" || f.endMarker != "" {
+		ms := tl.Markers()
+		found := f.startMarker == ""
+		for _, m := range ms {
+			if !found && strings.Contains(m.Text, f.startMarker) {
+				w.Start = m.Time
+				found = true
+				if f.endMarker == "" {
+					break
+				}
+				continue
+			}
+			if found && f.endMarker != "" && m.Time >= w.Start && strings.Contains(m.Text, f.endMarker) {
+				w.End = m.Time
+				f.endMarker = "\x00found"
+				break
+			}
+		}
+		if !found {
+			return w, fmt.Errorf("--start-marker %q: no trace marker contains it (%d markers in the trace)", f.startMarker, len(ms))
+		}
+		if f.endMarker != "" && f.endMarker != "\x00found" {
+			return w, fmt.Errorf("--end-marker %q: no trace marker after the start contains it", f.endMarker)
+		}
+	}
+	if w.End < w.Start {
+		return w, usagef("window is empty: start %s is after end %s", w.Start.Seconds(), w.End.Seconds())
+	}
+	return w, nil
+}
+
+func (f *traceFlags) filter() metrics.Filter {
+	var flt metrics.Filter
+	for _, p := range f.pids {
+		flt.PIDs = append(flt.PIDs, timeline.TID(p))
+	}
+	flt.Comms = f.comms
+	return flt
+}
+
+// load reads a trace and prints what the user must know about its quality to
+// stderr.
+func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, error) {
+	ld, err := ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient})
+	if err != nil {
+		if !f.lenient {
+			return nil, fmt.Errorf("%w (use --lenient to skip malformed records)", err)
+		}
+		return nil, err
+	}
+	warnLoad(cmd.ErrOrStderr(), ld)
+	return ld, nil
+}
+
+func warnLoad(w io.Writer, ld *ingest.Loaded) {
+	tl, m := ld.Timeline, ld.Meta
+	if m.Skipped > 0 {
+		fmt.Fprintf(w, "warning: %d malformed records skipped (--lenient); first: %v\n", m.Skipped, m.SkippedErrors[0])
+	}
+	for _, g := range tl.Gaps {
+		switch g.Kind {
+		case timeline.GapLost:
+			n := "an unknown number of"
+			if g.Lost >= 0 {
+				n = strconv.FormatInt(g.Lost, 10)
+			}
+			fmt.Fprintf(w, "warning: %s events lost on CPU %d between %s and %s; nothing is measured across the gap\n", n, g.CPU, g.Start.Seconds(), g.End.Seconds())
+		}
+	}
+	if tl.ValidStart != tl.Start {
+		fmt.Fprintf(w, "warning: CPU buffers start at different times (clipped or late): the valid window starts at %s, not %s\n", tl.ValidStart.Seconds(), tl.Start.Seconds())
+	}
+	if m.EntriesWritten > m.EntriesInBuffer && m.EntriesInBuffer >= 0 {
+		fmt.Fprintf(w, "warning: the ring buffer overwrote %d of %d events (entries-in-buffer/entries-written)\n", m.EntriesWritten-m.EntriesInBuffer, m.EntriesWritten)
+	}
+	if n := len(tl.Inconsistencies); n > 0 {
+		fmt.Fprintf(w, "warning: %d inconsistencies (switch events missing from the trace); the intervals they touch are counted as unknown, not charged to a task\n", n)
+	}
+	for _, s := range m.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// ms formats nanoseconds as milliseconds with microsecond precision.
+func ms(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
+
+// commandLine is the command as the user typed it, for reproducible reports.
+func commandLine(cmd *cobra.Command, args []string) string {
+	parts := []string{cmd.CommandPath()}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		parts = append(parts, "--"+f.Name+"="+f.Value.String())
+	})
+	parts = append(parts, args...)
+	return strings.Join(parts, " ")
+}

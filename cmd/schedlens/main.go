@@ -1,0 +1,69 @@
+// Command schedlens reads Linux scheduler traces, measures what the scheduler
+// did, and replays the recorded workload under modeled scheduler policies.
+//
+// This package only wires flags, files and exit codes to the library
+// packages; see docs/architecture.md.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the schedlens version printed by reports; release builds set it
+// with -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+// usageError marks errors in how the command was called (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// newRootCmd builds the command tree. Subcommands register themselves in
+// subcommands from their own files' init functions.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "schedlens",
+		Short: "Measure and replay Linux scheduler traces",
+		Long: `schedlens reads scheduler traces (ftrace text, trace_pipe, trace-cmd report,
+perf script, Perfetto protobuf; plain, gzip or zstd), measures wakeup latency,
+idle-with-runnable windows and misplaced tasks, and replays the recorded
+workload under modeled scheduler policies.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	for _, mk := range subcommands {
+		root.AddCommand(mk())
+	}
+	return root
+}
+
+// subcommands holds the constructors of the top-level commands.
+var subcommands []func() *cobra.Command
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "error: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}

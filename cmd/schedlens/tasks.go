@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/report"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+func init() { subcommands = append(subcommands, newTasksCmd, newCPUsCmd) }
+
+// traceJSON is the "trace" object of every JSON output.
+type traceJSON struct {
+	Path            string `json:"path"`
+	Format          string `json:"format"`
+	Compression     string `json:"compression,omitempty"`
+	Clock           string `json:"clock,omitempty"`
+	CPUs            int    `json:"cpus"`
+	Events          int    `json:"events"`
+	LostEvents      int64  `json:"lost_events"`
+	Gaps            int    `json:"gaps"`
+	StartNs         int64  `json:"start_ns"`
+	EndNs           int64  `json:"end_ns"`
+	ValidStartNs    int64  `json:"valid_start_ns"`
+	Inconsistencies int    `json:"inconsistencies"`
+	SkippedRecords  int64  `json:"skipped_records"`
+	UnknownEvents   int64  `json:"unknown_events"`
+}
+
+type windowJSON struct {
+	StartNs int64 `json:"start_ns"`
+	EndNs   int64 `json:"end_ns"`
+}
+
+func traceInfo(ld *ingest.Loaded) traceJSON {
+	tl, m := ld.Timeline, ld.Meta
+	var unk int64
+	for _, n := range m.Unknown {
+		unk += n
+	}
+	lostGaps := 0
+	for _, g := range tl.Gaps {
+		if g.Kind == timeline.GapLost {
+			lostGaps++
+		}
+	}
+	return traceJSON{
+		Path: ld.Path, Format: m.Format, Compression: ld.Compression, Clock: m.Clock, CPUs: tl.NCPU,
+		Events: tl.Len(), LostEvents: tl.LostEvents, Gaps: lostGaps, StartNs: int64(tl.Start), EndNs: int64(tl.End),
+		ValidStartNs: int64(tl.ValidStart), Inconsistencies: len(tl.Inconsistencies), SkippedRecords: m.Skipped, UnknownEvents: unk,
+	}
+}
+
+func newTasksCmd() *cobra.Command {
+	var f traceFlags
+	cmd := &cobra.Command{
+		Use:   "tasks TRACE",
+		Short: "Per-task run, runnable, rq-wait, sleep and blocked time",
+		Long: `tasks prints, per task instance (pid plus lifetime), its time on CPU, its
+runnable time (wakeup latency + preemption wait), its runqueue wait from enqueue,
+sleep and blocked time, and counts of switches, preemptions, wakeups and
+migrations, over the valid window of the trace or the one given.`,
+		Example: `  schedlens tasks trace.txt.zst
+  schedlens tasks --start-marker oracle_start --end-marker oracle_end --format json trace.txt
+  schedlens tasks --comm cyclictest perf-script.txt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.checkFormat("text", "markdown", "json"); err != nil {
+				return err
+			}
+			ld, err := f.load(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			win, err := f.window(ld.Timeline)
+			if err != nil {
+				return err
+			}
+			acc := metrics.Account(ld.Timeline, win)
+			flt := f.filter()
+			var rows []metrics.TaskTimes
+			for _, t := range acc.Tasks {
+				if flt.Match(ld.Timeline, t.ID) {
+					rows = append(rows, t)
+				}
+			}
+			out := cmd.OutOrStdout()
+			switch f.format {
+			case "json":
+				if rows == nil {
+					rows = []metrics.TaskTimes{}
+				}
+				return writeJSON(out, struct {
+					Trace  traceJSON           `json:"trace"`
+					Window windowJSON          `json:"window"`
+					Tasks  []metrics.TaskTimes `json:"tasks"`
+				}{traceInfo(ld), windowJSON{int64(win.Start), int64(win.End)}, rows})
+			default:
+				return tasksText(out, ld, win, rows, f.format == "markdown", commandLine(cmd, args))
+			}
+		},
+	}
+	f.register(cmd, "text|markdown|json")
+	return cmd
+}
+
+func tasksText(w io.Writer, ld *ingest.Loaded, win metrics.Window, rows []metrics.TaskTimes, md bool, cmdline string) error {
+	tl := ld.Timeline
+	fmt.Fprintf(w, "%s: %s, %d CPUs, %d events, window %s..%s s (%s ms)\n", ld.Path, ld.Meta.Format, tl.NCPU, tl.Len(),
+		win.Start.Seconds(), win.End.Seconds(), ms(int64(win.End-win.Start)))
+	if md {
+		fmt.Fprintln(w)
+	}
+	t := &report.Table{
+		Header: []string{"pid", "comm", "run ms", "wait ms", "rq ms", "sleep ms", "blk ms", "sw", "prmt", "wake", "migr"},
+		Left:   []bool{false, true},
+	}
+	for _, r := range rows {
+		rq := "-"
+		if r.RqWaitNs != nil {
+			rq = ms(*r.RqWaitNs)
+		}
+		comm := r.Comm
+		if len(comm) > 15 && !md {
+			comm = comm[:15]
+		}
+		if r.Inconsistencies > 0 || r.Censored {
+			comm += "*"
+		}
+		t.Add(fmt.Sprint(r.PID), comm, ms(r.RunNs), ms(r.RunnableNs), rq, ms(r.SleepNs), ms(r.BlockedNs),
+			fmt.Sprint(r.SwitchesIn), fmt.Sprint(r.Preemptions), fmt.Sprint(r.Wakeups), fmt.Sprint(r.Migrations))
+	}
+	var err error
+	if md {
+		err = t.Markdown(w)
+	} else {
+		err = report.TextTable(w, t)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "run: on CPU. wait: runnable, from sched_waking (or wakeup, wakeup_new, R/R+")
+	fmt.Fprintln(w, "switch-out) to switch-in. rq: the same from enqueue (sched_wakeup). sleep: S/I.")
+	fmt.Fprintln(w, "blk: D. sw: switches in. prmt: switch-outs in R/R+. Times exact, clipped to the")
+	fmt.Fprintln(w, "window; * = some intervals cut by a gap, the window or an inconsistency.")
+	fmt.Fprintf(w, "command: %s\nschedlens %s\n", cmdline, Version)
+	return nil
+}
+
+func newCPUsCmd() *cobra.Command {
+	var f traceFlags
+	cmd := &cobra.Command{
+		Use:   "cpus TRACE",
+		Short: "Per-CPU busy, idle and unobserved time, switches and migrations",
+		Example: `  schedlens cpus trace.txt.zst
+  schedlens cpus --format json trace_pipe.txt.gz
+  schedlens cpus --start 575.5 --end 576 trace.txt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.checkFormat("text", "markdown", "json"); err != nil {
+				return err
+			}
+			ld, err := f.load(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			win, err := f.window(ld.Timeline)
+			if err != nil {
+				return err
+			}
+			acc := metrics.Account(ld.Timeline, win)
+			out := cmd.OutOrStdout()
+			if f.format == "json" {
+				return writeJSON(out, struct {
+					Trace  traceJSON          `json:"trace"`
+					Window windowJSON         `json:"window"`
+					CPUs   []metrics.CPUTimes `json:"cpus"`
+				}{traceInfo(ld), windowJSON{int64(win.Start), int64(win.End)}, acc.CPUs})
+			}
+			tl := ld.Timeline
+			fmt.Fprintf(out, "%s: %s, %d CPUs, window %s..%s s (%s ms)\n", ld.Path, ld.Meta.Format, tl.NCPU,
+				win.Start.Seconds(), win.End.Seconds(), ms(int64(win.End-win.Start)))
+			t := &report.Table{Header: []string{"cpu", "busy ms", "idle ms", "unobs ms", "busy %", "switches", "migr in", "migr out", "lost"}}
+			span := float64(win.End - win.Start)
+			for _, c := range acc.CPUs {
+				pct := "-"
+				if span > 0 {
+					pct = fmt.Sprintf("%.1f", 100*float64(c.BusyNs)/span)
+				}
+				t.Add(fmt.Sprint(c.CPU), ms(c.BusyNs), ms(c.IdleNs), ms(c.UnobservedNs), pct, fmt.Sprint(c.Switches),
+					fmt.Sprint(c.MigrationsIn), fmt.Sprint(c.MigrationsOut), fmt.Sprint(c.LostEvents))
+			}
+			if f.format == "markdown" {
+				err = t.Markdown(out)
+			} else {
+				err = report.TextTable(out, t)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			fmt.Fprintln(out, "busy: a task other than idle on CPU. idle: the idle task on CPU. unobs: not")
+			fmt.Fprintln(out, "known (before the CPU's buffer starts, in lost-event gaps, after a switch")
+			fmt.Fprintln(out, "missing from the trace). busy % of the window. lost: events lost on the CPU.")
+			fmt.Fprintf(out, "command: %s\nschedlens %s\n", commandLine(cmd, args), Version)
+			return nil
+		},
+	}
+	f.register(cmd, "text|markdown|json")
+	return cmd
+}

@@ -1,0 +1,248 @@
+// Package ingest opens a trace file whatever its format and compression:
+// Open sniffs the content (never the file name), decompresses gzip and zstd
+// transparently (klauspost/compress), and returns the streaming reader of the
+// format. Load runs a reader into a timeline.Builder.
+//
+// Formats: ftrace text (`trace`, `trace_pipe`, `trace-cmd report`) in
+// ingest/ftrace, `perf script` text in ingest/perf, Perfetto protobuf in
+// ingest/perfetto. The shared Reader interface, Options, Meta and
+// ParseError live in ingest/parse (so that the format packages can use them
+// without importing this package) and are re-exported here.
+//
+// It imports timeline, topology and the format packages.
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/schedlens/schedlens/ingest/ftrace"
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/ingest/perf"
+	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Re-exports of package parse.
+type (
+	ParseError = parse.ParseError
+	Options    = parse.Options
+	Meta       = parse.Meta
+	Reader     = parse.Reader
+)
+
+// Sentinel errors, re-exported from package parse.
+var (
+	ErrTruncated    = parse.ErrTruncated
+	ErrBadField     = parse.ErrBadField
+	ErrUnknownEvent = parse.ErrUnknownEvent
+	ErrBackwards    = parse.ErrBackwards
+	ErrUnrecognized = parse.ErrUnrecognized
+)
+
+// sniffLen is how much decompressed input the format sniffers see.
+const sniffLen = 64 << 10
+
+type format struct {
+	name  string
+	sniff func(head []byte) bool
+	open  func(r io.Reader, opts parse.Options) (parse.Reader, error)
+}
+
+// formats are tried in order; binary formats first.
+var formats = []format{
+	{"perfetto", perfetto.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfetto.NewReader(r, o) }},
+	{"perf-script", perf.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perf.NewReader(r, o) }},
+	{"ftrace", ftrace.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return ftrace.NewReader(r, o) }},
+}
+
+// Stream is an opened trace: its reader and what must be closed after.
+type Stream struct {
+	parse.Reader
+	Compression string // "", "gzip", "zstd"
+	closers     []io.Closer
+}
+
+// Close releases the file and decompressors.
+func (s *Stream) Close() error {
+	var first error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+type closeFunc func() error
+
+func (f closeFunc) Close() error { return f() }
+
+// Open opens the trace at path. "-" reads standard input.
+func Open(path string, opts parse.Options) (*Stream, error) {
+	var f io.ReadCloser
+	if path == "-" {
+		f = io.NopCloser(os.Stdin)
+		if opts.Name == "" {
+			opts.Name = "<stdin>"
+		}
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		f = fh
+	}
+	if opts.Name == "" {
+		opts.Name = path
+	}
+	s, err := NewStream(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.closers = append([]io.Closer{f}, s.closers...)
+	return s, nil
+}
+
+// NewStream sniffs compression and format of r and returns its reader.
+func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
+	s := &Stream{}
+	br := bufio.NewReaderSize(r, 256<<10)
+	magic, _ := br.Peek(4)
+	var in io.Reader = br
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &parse.ParseError{File: opts.Name, Record: "gzip header", Msg: "want a gzip stream, got " + err.Error(), Err: parse.ErrTruncated}
+		}
+		zr.Multistream(true)
+		s.Compression = "gzip"
+		s.closers = append(s.closers, zr)
+		in = &decompressErr{r: zr, name: opts.Name, kind: "gzip"}
+	case len(magic) >= 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, &parse.ParseError{File: opts.Name, Record: "zstd header", Msg: err.Error(), Err: parse.ErrTruncated}
+		}
+		s.Compression = "zstd"
+		s.closers = append(s.closers, closeFunc(func() error { zr.Close(); return nil }))
+		in = &decompressErr{r: zr, name: opts.Name, kind: "zstd"}
+	}
+	hb := bufio.NewReaderSize(in, sniffLen)
+	head, err := hb.Peek(sniffLen)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		if len(head) == 0 {
+			return nil, err
+		}
+	}
+	if len(bytes.TrimSpace(head)) == 0 {
+		return nil, &parse.ParseError{File: opts.Name, Line: 1, Record: "trace", Msg: "want a trace, got an empty file", Err: parse.ErrTruncated}
+	}
+	for _, f := range formats {
+		if f.sniff(head) {
+			rd, err := f.open(hb, opts)
+			if err != nil {
+				return nil, err
+			}
+			s.Reader = rd
+			return s, nil
+		}
+	}
+	line := head
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	if len(line) > 60 {
+		line = line[:60]
+	}
+	return nil, &parse.ParseError{File: opts.Name, Line: 1, Record: "trace", Err: parse.ErrUnrecognized,
+		Msg: fmt.Sprintf("want ftrace text, trace-cmd report, perf script or a Perfetto trace; got %q", line)}
+}
+
+// decompressErr turns decompression failures into positioned errors.
+type decompressErr struct {
+	r    io.Reader
+	name string
+	kind string
+	off  int64
+}
+
+func (d *decompressErr) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.off += int64(n)
+	if err != nil && err != io.EOF {
+		cause := parse.ErrBadField
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			cause = parse.ErrTruncated
+		}
+		return n, &parse.ParseError{File: d.name, Offset: d.off, Record: d.kind + " stream",
+			Msg: fmt.Sprintf("%s data corrupt or truncated after %d decompressed bytes: %v", d.kind, d.off, err), Err: cause}
+	}
+	return n, err
+}
+
+// Loaded is a trace read into a timeline.
+type Loaded struct {
+	Timeline    *timeline.Timeline
+	Meta        *parse.Meta
+	Compression string
+	Path        string
+}
+
+// Load reads the whole trace at path into a Timeline. Under opts.Lenient
+// malformed records are skipped and counted in Meta.Skipped.
+func Load(path string, opts parse.Options) (*Loaded, error) {
+	s, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return load(s, path)
+}
+
+func load(s *Stream, path string) (*Loaded, error) {
+	meta := s.Meta()
+	b := timeline.NewBuilder(s.Strings(), 0)
+	var ev timeline.Event
+	for {
+		err := s.Next(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		b.Add(ev)
+	}
+	meta = s.Meta()
+	b.SetNCPU(meta.NCPU)
+	tl, err := b.Finish()
+	if err != nil {
+		return nil, err
+	}
+	tl.Topology = meta.Topology
+	return &Loaded{Timeline: tl, Meta: meta, Compression: s.Compression, Path: path}, nil
+}
+
+// LoadReader reads a whole trace from r (any compression, any format) into a
+// Timeline; name is used in errors and reports.
+func LoadReader(r io.Reader, name string, opts parse.Options) (*Loaded, error) {
+	if opts.Name == "" {
+		opts.Name = name
+	}
+	s, err := NewStream(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return load(s, name)
+}
