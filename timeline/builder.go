@@ -150,7 +150,17 @@ func (b *Builder) before(a, c int32) bool {
 	if ta != tc {
 		return ta < tc
 	}
-	ra, rc := rank(b.kinds[a]), rank(b.kinds[c])
+	ka, kc := b.kinds[a], b.kinds[c]
+	// A task switched out on one CPU and woken from another at the same
+	// (microsecond) timestamp: take the switch-out first, the ordinary
+	// order; a waking strictly before the switch-out is a real race.
+	if ka == KindSwitch && (kc == KindWaking || kc == KindWakeup) && b.others[a] == b.tasks[c] && b.others[a] > 0 {
+		return true
+	}
+	if kc == KindSwitch && (ka == KindWaking || ka == KindWakeup) && b.others[c] == b.tasks[a] && b.others[c] > 0 {
+		return false
+	}
+	ra, rc := rank(ka), rank(kc)
 	if ra != rc {
 		return ra < rc
 	}
@@ -184,49 +194,20 @@ func (b *Builder) Finish() (*Timeline, error) {
 	if maxCPU+1 > ncpu {
 		ncpu = maxCPU + 1
 	}
-	// 1. Split into per-CPU streams, each in arrival order; make each
-	//    monotonic (stable sort) in case a producer did not guarantee it.
-	streams := make([]*cpuStream, ncpu)
-	for i := range streams {
-		streams[i] = &cpuStream{}
-	}
-	for i, c := range b.cpus {
-		s := streams[c]
-		s.idx = append(s.idx, int32(i))
-	}
-	for _, s := range streams {
-		sorted := true
-		for k := 1; k < len(s.idx); k++ {
-			if b.times[s.idx[k]] < b.times[s.idx[k-1]] {
-				sorted = false
-				break
-			}
+	// 1. An input that is already in global time order (ftrace, trace-cmd
+	//    and perf script text: their tools merge the per-CPU buffers by
+	//    full-precision timestamp before printing them with microseconds)
+	//    keeps its order, which breaks timestamp ties the way the kernel's
+	//    clock did. Otherwise merge the per-CPU streams.
+	var perm []int32
+	if b.globallyOrdered() {
+		perm = make([]int32, n)
+		for i := range perm {
+			perm[i] = int32(i)
 		}
-		if !sorted {
-			sort.SliceStable(s.idx, func(i, j int) bool { return b.times[s.idx[i]] < b.times[s.idx[j]] })
-		}
+	} else {
+		perm = b.merge(ncpu)
 	}
-	// 2. k-way merge.
-	h := &mergeHeap{b: b}
-	for _, s := range streams {
-		if len(s.idx) > 0 {
-			h.streams = append(h.streams, s)
-		}
-	}
-	heap.Init(h)
-	perm := make([]int32, 0, n)
-	for h.Len() > 0 {
-		s := h.streams[0]
-		perm = append(perm, s.idx[s.pos])
-		s.pos++
-		if s.pos == len(s.idx) {
-			heap.Pop(h)
-		} else {
-			heap.Fix(h, 0)
-		}
-	}
-	streams = nil
-
 	tl := &Timeline{Strings: b.strs, NCPU: ncpu, Start: NoTime, End: NoTime, ValidStart: NoTime}
 	tl.Times = permute(b.times, perm)
 	tl.CPUs = permute(b.cpus, perm)
@@ -315,6 +296,60 @@ func (b *Builder) Finish() (*Timeline, error) {
 	w.run(nil)
 	tl.Inconsistencies = w.incs
 	return tl, nil
+}
+
+func (b *Builder) globallyOrdered() bool {
+	for i := 1; i < len(b.times); i++ {
+		if b.times[i] < b.times[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// merge k-way merges the per-CPU streams (each kept in arrival order, made
+// monotonic if a producer did not guarantee it) by time with causal
+// tie-breaks, and returns the merged order as arrival indices.
+func (b *Builder) merge(ncpu int) []int32 {
+	streams := make([]*cpuStream, ncpu)
+	for i := range streams {
+		streams[i] = &cpuStream{}
+	}
+	for i, c := range b.cpus {
+		s := streams[c]
+		s.idx = append(s.idx, int32(i))
+	}
+	for _, s := range streams {
+		sorted := true
+		for k := 1; k < len(s.idx); k++ {
+			if b.times[s.idx[k]] < b.times[s.idx[k-1]] {
+				sorted = false
+				break
+			}
+		}
+		if !sorted {
+			sort.SliceStable(s.idx, func(i, j int) bool { return b.times[s.idx[i]] < b.times[s.idx[j]] })
+		}
+	}
+	h := &mergeHeap{b: b}
+	for _, s := range streams {
+		if len(s.idx) > 0 {
+			h.streams = append(h.streams, s)
+		}
+	}
+	heap.Init(h)
+	perm := make([]int32, 0, len(b.times))
+	for h.Len() > 0 {
+		s := h.streams[0]
+		perm = append(perm, s.idx[s.pos])
+		s.pos++
+		if s.pos == len(s.idx) {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	return perm
 }
 
 func permute[T any](col []T, perm []int32) []T {

@@ -31,9 +31,12 @@ const (
 	SpanNoWaking
 	// SpanWokenNew: a SpanWoken that starts at sched_wakeup_new.
 	SpanWokenNew
-	// SpanAfterRace: a SpanWoken whose sched_waking arrived while the task
-	// was still on its CPU (it was woken while going to sleep); it starts
-	// at the switch-out.
+	// SpanAfterRace: a SpanPreempted of a task whose sched_waking arrived
+	// while it was still on its CPU, going to sleep: it left the CPU in S or
+	// D but was runnable again at once, so it never slept. It is runnable
+	// from the switch-out, like a preemption (the kernel's run_delay and
+	// perf sched timehist's "wait time" treat it so), not a wakeup-latency
+	// sample.
 	SpanAfterRace
 	// SpanNoWakeInfo: a SpanSleeping ended by a switch-in in a trace with no
 	// wakeup events at all: sleep and wait cannot be told apart.
@@ -406,7 +409,7 @@ func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
 		case n.st == SpanSleeping || n.st == SpanBlocked || n.st == SpanStopped:
 			if n.race != NoTime {
 				// Woken while going to sleep: runnable since the switch-out.
-				n.st = SpanWoken
+				n.st = SpanPreempted
 				n.flags |= SpanAfterRace
 				w.closeTask(next, t, false, 0, cpu)
 			} else if !tl.HasWaking && !tl.HasWakeup {
@@ -494,7 +497,7 @@ func (w *walker) doWakeup(i int, t Time, cpu CPU, id TaskID) {
 		if ts.race != NoTime {
 			// The wakeup of a task woken while going to sleep: runnable
 			// since its switch-out, enqueued now.
-			ts.st = SpanWoken
+			ts.st = SpanPreempted
 			ts.enq = t
 			ts.flags |= SpanAfterRace
 			ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])

@@ -128,7 +128,7 @@ func TestWalkHandWorked(t *testing.T) {
 				b.wake(KindWakeup, 22, 1, 3, 1, 0),
 				b.sw(25, 0, 0, "R", 1),
 			},
-			want: []string{"1 running cpu0 [10,21]", "1 woken cpu0 [21,25] enq=22"},
+			want: []string{"1 running cpu0 [10,21]", "1 preempted cpu0 [21,25]"},
 		},
 		{
 			name: "lost events: nothing measured across the gap",
@@ -192,6 +192,9 @@ func TestMergeCausalTies(t *testing.T) {
 	bl.Add(b.sw(10, 0, 7, "R+", 0))
 	bl.Add(b.wake(KindWakeup, 10, 1, 0, 8, 1))
 	bl.Add(b.wake(KindWaking, 10, 0, 0, 8, 1))
+	// A CPU whose events arrive late (as Perfetto's per-CPU bundles do):
+	// the input is not in global order, so the streams are merged.
+	bl.Add(b.sw(5, 2, 0, "R", 9))
 	tl, err := bl.Finish()
 	if err != nil {
 		t.Fatal(err)
@@ -202,8 +205,26 @@ func TestMergeCausalTies(t *testing.T) {
 	}
 	// Per-CPU order is kept; across CPUs the switch-out of 7 goes before its
 	// switch-in, and the waking before the other CPU's switch.
-	want := "sched_switch@0 sched_waking@0 sched_switch@1 sched_wakeup@1"
+	want := "sched_switch@2 sched_switch@0 sched_waking@0 sched_switch@1 sched_wakeup@1"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("order = %s, want %s", got, want)
+	}
+}
+
+func TestGlobalOrderKeepsTies(t *testing.T) {
+	strs := NewStrings()
+	b := evb{strs}
+	bl := NewBuilder(strs, 2)
+	// Text traces are printed in full-precision time order: a waking that
+	// the file puts before a switch-out with the same microsecond happened
+	// first, and must stay first.
+	bl.Add(b.wake(KindWaking, 10, 1, 3, 7, 0))
+	bl.Add(b.sw(10, 0, 7, "S", 0))
+	tl, err := bl.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl.Kinds[0] != KindWaking || tl.Kinds[1] != KindSwitch {
+		t.Errorf("order = %v %v, want sched_waking sched_switch", tl.Kinds[0], tl.Kinds[1])
 	}
 }
