@@ -213,8 +213,13 @@ func (tl *Timeline) Markers() []Marker {
 	return ms
 }
 
-// BytesPerEvent estimates the resident size of the event columns per event.
+// BytesPerEvent is the size of the event columns divided by the number of
+// events (task, gap and string tables not included).
 func (tl *Timeline) BytesPerEvent() float64 {
-	// Time 8, CPU 2, Kind 1, Ctx 1, State 2, Prio 1, TaskOf 4, Other 4, Comm 4, Arg 4, Arg2 4.
-	return 35
+	if tl.Len() == 0 {
+		return 0
+	}
+	n := cap(tl.Times)*8 + cap(tl.CPUs)*2 + cap(tl.Kinds) + cap(tl.Ctxs) + cap(tl.States)*2 + cap(tl.Prios) +
+		cap(tl.TaskOf)*4 + cap(tl.Other)*4 + cap(tl.Comms)*4 + cap(tl.Args)*4 + cap(tl.Args2)*4
+	return float64(n) / float64(tl.Len())
 }
