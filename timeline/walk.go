@@ -1,5 +1,7 @@
 package timeline
 
+import "sort"
+
 // SpanState is what a task did over a Span.
 type SpanState uint8
 
@@ -95,13 +97,13 @@ type cstate struct {
 }
 
 type walker struct {
-	tl    *Timeline
-	ts    []tstate
-	cs    []cstate
-	emit  func(*Span)
-	incs  []Inconsistency
-	gapAt int
-	span  Span
+	tl     *Timeline
+	ts     []tstate
+	cs     []cstate
+	emit   func(*Span)
+	incs   []Inconsistency
+	active int // gaps open now
+	span   Span
 
 	// counters
 	WakeRunning int64
@@ -181,6 +183,9 @@ func (w *walker) setState(id TaskID, st SpanState, cpu CPU, since Time) {
 }
 
 func (w *walker) inc(t Time, cpu CPU, k InconsistencyKind, exp, got TaskID) {
+	if w.active > 0 {
+		return // an expected consequence of an open gap
+	}
 	w.incs = append(w.incs, Inconsistency{Time: t, CPU: cpu, Kind: k, Expected: exp, Got: got})
 }
 
@@ -198,45 +203,59 @@ func sleepState(s State) SpanState {
 	return SpanSleeping
 }
 
-// gap applies a lost-event gap (or clipped buffer start) on CPU g.CPU:
-// what ran there is unknown from g.Start to g.End, and every task that was not
-// running on another CPU may have changed state unseen.
-func (w *walker) gap(g Gap) {
+// gapBegin applies the start of a lost-event gap (or of the clipped part
+// before a CPU's buffer starts) on CPU g.CPU: what ran there is unknown from
+// g.Start, and every task not running on another CPU may change state
+// unseen (a lost wakeup, migration or switch), so it becomes unknown.
+// Inconsistencies are not recorded while a gap is open: they are its
+// expected consequences.
+func (w *walker) gapBegin(g Gap) {
+	w.active++
 	c := &w.cs[g.CPU]
 	if c.known && c.cur != NoTask {
 		id := c.cur
-		t := &w.ts[id]
 		end := g.Start
-		if end < t.since {
-			end = t.since
+		if end < w.ts[id].since {
+			end = w.ts[id].since
 		}
 		w.closeTask(id, end, false, SpanOpenEnd, g.CPU)
-		w.out(id, SpanUnknown, g.CPU, end, g.End, 0)
-		w.setState(id, SpanUnknown, NoCPU, g.End)
-	} else if !c.known {
-		// The CPU's current task was not revealed yet: its time before the
-		// gap is lost with it.
-		if c.obsStart != NoTime && c.obsStart < g.Start {
-			w.out(NoTask, SpanUnknown, g.CPU, c.obsStart, g.End, 0)
-		}
+		w.setState(id, SpanUnknown, NoCPU, end)
 	}
+	c.cur, c.known, c.since, c.obsStart = NoTask, false, NoTime, NoTime
+	w.forget(g.Start)
+}
+
+// gapEnd closes a gap: the CPU's stream is complete again from g.End (its
+// current task is revealed by its next switch), and tasks whose state
+// changed during the gap are unknown again, since a lost event may have
+// changed it once more.
+func (w *walker) gapEnd(g Gap) {
+	w.active--
+	c := &w.cs[g.CPU]
 	c.cur, c.known, c.since, c.obsStart = NoTask, false, NoTime, g.End
+	w.forget(g.Start)
+}
+
+// forget makes every task that is not running on a CPU unknown from at: its
+// interval so far is handed out up to at (cut), the rest stays unknown until
+// its next event.
+func (w *walker) forget(at Time) {
 	for id := range w.ts {
 		t := &w.ts[id]
 		if !t.seen || w.tl.Tasks[id].Idle {
 			continue
 		}
-		if t.st == SpanRunning {
-			if t.cpu != g.CPU {
+		switch t.st {
+		case SpanRunning:
+			if c := &w.cs[t.cpu]; c.known && c.cur == TaskID(id) {
 				continue
 			}
-		}
-		if t.st == SpanUnknown || t.st == SpanDead {
+		case SpanUnknown, SpanDead:
 			continue
 		}
-		if t.since < g.Start {
-			w.closeTask(TaskID(id), g.Start, false, SpanOpenEnd, NoCPU)
-			w.setState(TaskID(id), SpanUnknown, NoCPU, g.Start)
+		if t.since < at {
+			w.closeTask(TaskID(id), at, false, SpanOpenEnd, NoCPU)
+			w.setState(TaskID(id), SpanUnknown, NoCPU, at)
 		} else {
 			w.setState(TaskID(id), SpanUnknown, NoCPU, t.since)
 		}
@@ -246,14 +265,21 @@ func (w *walker) gap(g Gap) {
 func (w *walker) run(emit func(*Span)) {
 	w.emit = emit
 	tl := w.tl
-	gaps := tl.Gaps
-	gi := 0
+	ends := tl.Gaps // sorted by End
+	starts := append([]Gap(nil), tl.Gaps...)
+	sort.SliceStable(starts, func(i, j int) bool { return starts[i].Start < starts[j].Start })
+	si, ei := 0, 0
 	for i := 0; i < len(tl.Times); i++ {
 		t := tl.Times[i]
-		// Apply gaps that end at or before this event.
-		for gi < len(gaps) && gaps[gi].End <= t {
-			w.gap(gaps[gi])
-			gi++
+		// Open the gaps that start before this event, close those that end
+		// at or before it.
+		for si < len(starts) && starts[si].Start < t {
+			w.gapBegin(starts[si])
+			si++
+		}
+		for ei < len(ends) && ends[ei].End <= t && ei < si {
+			w.gapEnd(ends[ei])
+			ei++
 		}
 		cpu := CPU(tl.CPUs[i])
 		id := tl.TaskOf[i]
@@ -299,9 +325,11 @@ func (w *walker) run(emit func(*Span)) {
 			}
 		}
 	}
-	for gi < len(gaps) {
-		w.gap(gaps[gi])
-		gi++
+	for ; si < len(starts); si++ {
+		w.gapBegin(starts[si])
+	}
+	for ; ei < len(ends); ei++ {
+		w.gapEnd(ends[ei])
 	}
 	// Close everything at the end.
 	end := tl.End

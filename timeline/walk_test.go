@@ -148,7 +148,7 @@ func TestWalkHandWorked(t *testing.T) {
 			}(),
 			want: []string{
 				"2 running cpu0 [20,20] open",
-				"2 unknown cpu0 [20,100]",
+				"2 unknown cpu-1 [20,110] open",
 				"1 running cpu0 [100,110]",
 				"1 unknown cpu-1 [20,100]",
 			},
