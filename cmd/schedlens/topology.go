@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlens/schedlens/topology"
+)
+
+func init() { subcommands = append(subcommands, newTopologyCmd) }
+
+// topologyMaxArgs is cobra.MaximumNArgs reporting a usage error (exit 2).
+func topologyMaxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usagef("%s takes at most %d argument(s), got %d: %s", cmd.CommandPath(), n, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+func topologyNoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %s", cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+func newTopologyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topology",
+		Short: "Show, capture and list CPU topologies",
+		Long: `topology shows the CPU topology schedlens uses for a trace (SMT siblings,
+clusters and LLCs, packages, NUMA nodes, capacities and the sched-domain levels
+derived from them), captures the running machine's topology from /sys into a
+JSON file, and lists the built-in presets. See docs/topology.md.`,
+		Example: `  schedlens topology show fixtures/real/qemu-smt8-hackbench/trace.txt.zst
+  schedlens topology capture -o topology.json
+  schedlens topology presets`,
+		Args:         topologyNoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("topology needs a subcommand: show, capture or presets")
+		},
+	}
+	cmd.AddCommand(newTopologyShowCmd(), newTopologyCaptureCmd(), newTopologyPresetsCmd())
+	return cmd
+}
+
+func newTopologyShowCmd() *cobra.Command {
+	var flag, format, sysfs string
+	cmd := &cobra.Command{
+		Use:   "show [--topology FILE|PRESET] [--format text|json] [TRACE_OR_DIR]",
+		Short: "Print CPUs, SMT siblings, LLCs, nodes, capacities and sched domains",
+		Long: `show prints each CPU (core, SMT siblings, cluster, LLC, package, NUMA node,
+capacity) and the sched-domain levels derived from them.
+
+The topology comes from --topology (a file or a preset name) when given, else
+from a topology.json or topology.txt next to TRACE (or inside DIR), else, with
+no argument, from this machine's /sys. show does not parse traces: a topology
+carried inside a Perfetto trace is used by the trace commands (report,
+idle, ...), not shown here.`,
+		Example: `  schedlens topology show fixtures/real/qemu-smt8-hackbench/trace.txt.zst
+  schedlens topology show --topology juno-r2
+  schedlens topology show --format json --topology topology.json`,
+		Args:         topologyMaxArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usagef("--format %q: want text or json", format)
+			}
+			var t *topology.Topology
+			var err error
+			switch {
+			case flag != "":
+				t, err = topology.Resolve(nil, "", flag, 0)
+			case len(args) == 1:
+				if _, serr := os.Stat(args[0]); serr != nil {
+					return serr
+				}
+				p := topology.FileNextTo(args[0])
+				if p == "" {
+					return fmt.Errorf("no topology.json or topology.txt next to %s; pass --topology FILE|PRESET (a topology inside a Perfetto trace is read by the trace commands, not by show)", args[0])
+				}
+				t, err = topology.Load(p)
+			default:
+				t, err = topology.Capture(sysfs)
+			}
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeTopologyJSON(cmd.OutOrStdout(), t)
+			}
+			return writeTopologyText(cmd.OutOrStdout(), t)
+		},
+	}
+	cmd.Flags().StringVar(&flag, "topology", "", "topology file (topology.json, topology.txt) or preset name (see 'schedlens topology presets')")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&sysfs, "sysfs", "/sys", "sysfs root read when neither --topology nor TRACE_OR_DIR is given")
+	_ = cmd.Flags().MarkHidden("sysfs")
+	return cmd
+}
+
+func newTopologyCaptureCmd() *cobra.Command {
+	var out, sysfs string
+	cmd := &cobra.Command{
+		Use:   "capture [-o FILE]",
+		Short: "Write this machine's CPU topology from /sys as JSON",
+		Long: `capture reads /sys/devices/system/cpu (core and package ids, thread and core
+siblings, cluster, cpu_capacity, the last-level cache's shared_cpu_list) and
+/sys/devices/system/node (NUMA nodes and distances) and writes the topology
+JSON that --topology and 'topology show' read. Save it as topology.json next
+to a trace recorded on this machine and the trace commands pick it up.`,
+		Example: `  schedlens topology capture
+  schedlens topology capture -o traces/topology.json
+  schedlens topology capture | schedlens topology show --topology /dev/stdin`,
+		Args:         topologyNoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := topology.Capture(sysfs)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := topology.WriteJSON(&buf, t); err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err := cmd.OutOrStdout().Write(buf.Bytes())
+				return err
+			}
+			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d CPUs to %s\n", t.NCPU(), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	cmd.Flags().StringVar(&sysfs, "sysfs", "/sys", "sysfs root to read")
+	_ = cmd.Flags().MarkHidden("sysfs")
+	return cmd
+}
+
+func newTopologyPresetsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets",
+		Short: "List the built-in topology presets",
+		Long: `presets lists the machines --topology accepts by name. docs/topology.md says
+where each number comes from.`,
+		Example: `  schedlens topology presets
+  schedlens topology show --topology i7-13700
+  schedlens report --topology smt2-4 trace.txt`,
+		Args:         topologyNoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "name\tcpus\tmachine")
+			for _, p := range topology.Presets() {
+				n := "N"
+				if p.CPUs > 0 {
+					n = strconv.Itoa(p.CPUs)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, n, p.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// topologyCounts returns the number of distinct cores, LLCs, packages and
+// nodes of t.
+func topologyCounts(t *topology.Topology) (cores, llcs, pkgs, nodes int) {
+	c, l, p, n := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
+	for _, cpu := range t.CPUs {
+		c[cpu.Core], l[cpu.Cluster], p[cpu.Package], n[cpu.Node] = true, true, true, true
+	}
+	return len(c), len(l), len(p), len(n)
+}
+
+func topologyPlural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func writeTopologyText(w io.Writer, t *topology.Topology) error {
+	cores, llcs, pkgs, nodes := topologyCounts(t)
+	doms := t.Domains()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "topology: %s", t.Source)
+	if t.Name != "" && !strings.HasSuffix(t.Source, ":"+t.Name) {
+		fmt.Fprintf(&b, " (%s)", t.Name)
+	}
+	fmt.Fprintf(&b, "\n%s: %s, %s, %s, %s\n", topologyPlural(t.NCPU(), "CPU", "CPUs"),
+		topologyPlural(cores, "core", "cores"), topologyPlural(llcs, "LLC", "LLCs"),
+		topologyPlural(pkgs, "package", "packages"), topologyPlural(nodes, "NUMA node", "NUMA nodes"))
+	minCap := t.MaxCapacity()
+	for _, c := range t.CPUs {
+		minCap = min(minCap, c.Capacity)
+	}
+	if t.Asymmetric() {
+		fmt.Fprintf(&b, "capacity: asymmetric, %d to %d (1024 = biggest CPU)\n", minCap, t.MaxCapacity())
+	} else {
+		fmt.Fprintf(&b, "capacity: symmetric, %d (1024 = biggest CPU)\n", t.MaxCapacity())
+	}
+	hasPerf, hasPrio, hasCLS := false, false, false
+	for _, c := range t.CPUs {
+		hasPerf = hasPerf || c.Perf != 0
+		hasPrio = hasPrio || c.Prio != 0
+	}
+	for _, d := range doms {
+		hasCLS = hasCLS || d.Name == "CLS"
+	}
+
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	hdr := "cpu\tcore\tsmt siblings"
+	if hasCLS {
+		hdr += "\tcls"
+	}
+	hdr += "\tllc\tpackage\tnode\tcapacity"
+	if hasPerf {
+		hdr += "\tperf"
+	}
+	if hasPrio {
+		hdr += "\titmt prio"
+	}
+	fmt.Fprintln(tw, hdr)
+	for i, c := range t.CPUs {
+		row := fmt.Sprintf("%d\t%d\t%s", i, c.Core, topology.FormatCPUList(t.Siblings(i)))
+		if hasCLS {
+			row += fmt.Sprintf("\t%d", c.CLS)
+		}
+		row += fmt.Sprintf("\t%d\t%d\t%d\t%d", c.Cluster, c.Package, c.Node, c.Capacity)
+		if hasPerf {
+			row += fmt.Sprintf("\t%d", t.Perf(i))
+		}
+		if hasPrio {
+			row += fmt.Sprintf("\t%d", c.Prio)
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	b.WriteString("\nsched domains (derived, lowest level first):\n")
+	if len(doms) == 0 {
+		b.WriteString("  none: a single CPU\n")
+	}
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, d := range doms {
+		var groups []string
+		for _, g := range d.Groups() {
+			groups = append(groups, "{"+topology.FormatCPUList(g)+"}")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Name, d.Flags, strings.Join(groups, " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if t.NodeDistances != nil && nodes > 1 {
+		b.WriteString("\nnode distances:\n")
+		for n, row := range t.NodeDistances {
+			if len(row) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "  node%d:", n)
+			for _, d := range row {
+				fmt.Fprintf(&b, " %d", d)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(t.Notes) > 0 {
+		b.WriteString("\nnotes:\n")
+		for _, n := range t.Notes {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// topologyShowJSON is the JSON form of 'topology show'. Keys are stable.
+type topologyShowJSON struct {
+	Source        string               `json:"source"`
+	Name          string               `json:"name,omitempty"`
+	NCPU          int                  `json:"ncpu"`
+	Cores         int                  `json:"cores"`
+	LLCs          int                  `json:"llcs"`
+	Packages      int                  `json:"packages"`
+	Nodes         int                  `json:"nodes"`
+	Asymmetric    bool                 `json:"asymmetric"`
+	MaxCapacity   int                  `json:"max_capacity"`
+	CPUs          []topologyCPUJSON    `json:"cpus"`
+	Domains       []topologyDomainJSON `json:"domains"`
+	NodeDistances [][]int              `json:"node_distances,omitempty"`
+	Notes         []string             `json:"notes"`
+}
+
+type topologyCPUJSON struct {
+	topology.CPU
+	SMTSiblings []int `json:"smt_siblings"`
+	LLCCPUs     []int `json:"llc_cpus"`
+}
+
+type topologyDomainJSON struct {
+	Name   string               `json:"name"`
+	Flags  topology.DomainFlags `json:"flags"`
+	Groups [][]int              `json:"groups"`
+}
+
+func writeTopologyJSON(w io.Writer, t *topology.Topology) error {
+	cores, llcs, pkgs, nodes := topologyCounts(t)
+	out := topologyShowJSON{
+		Source: t.Source, Name: t.Name, NCPU: t.NCPU(), Cores: cores, LLCs: llcs, Packages: pkgs, Nodes: nodes,
+		Asymmetric: t.Asymmetric(), MaxCapacity: t.MaxCapacity(), NodeDistances: t.NodeDistances,
+		CPUs: []topologyCPUJSON{}, Domains: []topologyDomainJSON{}, Notes: t.Notes,
+	}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	for i, c := range t.CPUs {
+		out.CPUs = append(out.CPUs, topologyCPUJSON{CPU: c, SMTSiblings: t.Siblings(i), LLCCPUs: t.LLC(i)})
+	}
+	for _, d := range t.Domains() {
+		out.Domains = append(out.Domains, topologyDomainJSON{Name: d.Name, Flags: d.Flags, Groups: d.Groups()})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,243 @@
+package topology
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// DomainFlags are the sched-domain flags schedlens models, named after the
+// kernel's SD_* flags (include/linux/sched/sd_flags.h).
+type DomainFlags uint16
+
+// Domain flags.
+const (
+	ShareCapacity    DomainFlags = 1 << iota // SD_SHARE_CPUCAPACITY: SMT siblings share a core
+	ShareLLC                                 // SD_SHARE_LLC: the span shares a last-level cache
+	ClusterFlag                              // SD_CLUSTER: CPUs sharing an L2 or cluster tag
+	AsymCapacity                             // SD_ASYM_CPUCAPACITY: the span has CPUs of different capacity
+	AsymCapacityFull                         // SD_ASYM_CPUCAPACITY_FULL: the span has every capacity of the machine
+	AsymPacking                              // SD_ASYM_PACKING: CPUs of different priority (ITMT)
+	NUMAFlag                                 // SD_NUMA: the span crosses NUMA nodes
+)
+
+var flagNames = []struct {
+	f    DomainFlags
+	name string
+}{
+	{ShareCapacity, "share-capacity"},
+	{ShareLLC, "share-llc"},
+	{ClusterFlag, "cluster"},
+	{AsymCapacity, "asym-capacity"},
+	{AsymCapacityFull, "asym-capacity-full"},
+	{AsymPacking, "asym-packing"},
+	{NUMAFlag, "numa"},
+}
+
+// Names returns the names of the set flags in a fixed order:
+// "share-capacity", "share-llc", "cluster", "asym-capacity",
+// "asym-capacity-full", "asym-packing", "numa".
+func (f DomainFlags) Names() []string {
+	out := []string{}
+	for _, n := range flagNames {
+		if f&n.f != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// String joins Names with commas; "-" when no flag is set.
+func (f DomainFlags) String() string {
+	if f == 0 {
+		return "-"
+	}
+	return strings.Join(f.Names(), ",")
+}
+
+// MarshalJSON writes the flags as an array of Names.
+func (f DomainFlags) MarshalJSON() ([]byte, error) { return json.Marshal(f.Names()) }
+
+// UnmarshalJSON reads an array of Names.
+func (f *DomainFlags) UnmarshalJSON(b []byte) error {
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return err
+	}
+	*f = 0
+	for _, s := range names {
+		found := false
+		for _, n := range flagNames {
+			if n.name == s {
+				*f |= n.f
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("unknown domain flag %q", s)
+		}
+	}
+	return nil
+}
+
+// Domain is one sched-domain level.
+type Domain struct {
+	// Name is the kernel's level name: "SMT", "CLS", "MC", "PKG" or
+	// "NUMA" (every NUMA level is called NUMA, as in the kernel).
+	Name  string      `json:"name"`
+	Flags DomainFlags `json:"flags"`
+	// Spans[cpu] lists the CPUs of cpu's domain at this level, ascending;
+	// nil where the level is degenerate for cpu (the kernel removes it).
+	// The CPUs of one group share one slice: do not modify it.
+	Spans [][]int `json:"spans"`
+}
+
+// Groups returns the distinct non-nil spans of d, ordered by their lowest
+// CPU.
+func (d Domain) Groups() [][]int {
+	var out [][]int
+	seen := map[int]bool{} // lowest CPU of a span already listed
+	for _, s := range d.Spans {
+		if len(s) == 0 || seen[s[0]] {
+			continue
+		}
+		seen[s[0]] = true
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b []int) int { return a[0] - b[0] })
+	return out
+}
+
+// Domains derives the sched-domain levels the kernel would build on t,
+// lowest first. An invalid topology (see Validate) gives nil.
+//
+// The model follows default_topology and sched_init_numa in
+// kernel/sched/topology.c:
+//  1. Candidate levels, each a span per CPU: SMT (the core, flags
+//     share-capacity and share-llc), CLS (the CPUs of the same CLS inside
+//     the LLC; cluster, share-llc), MC (the LLC; share-llc), PKG (the NUMA
+//     node, as the kernel's cpu_cpu_mask), then one NUMA level per
+//     distinct remote distance: the CPUs of every node at most that far.
+//  2. Per CPU, a level is degenerate and dropped when its span is that
+//     CPU alone or equals the span of the level kept below it
+//     (sd_degenerate, sd_parent_degenerate); CLS is also dropped where it
+//     spans the whole LLC, so that MC stands for the LLC (arm64's
+//     cpu_clustergroup_mask does the same). A level dropped for every CPU
+//     is not returned.
+//  3. asym-capacity is set on a level where some CPU's span holds CPUs of
+//     different capacity, asym-capacity-full where a span holds every
+//     capacity of the machine (asym_cpu_capacity_classify); asym-packing
+//     on a level above SMT whose span holds different Prio values.
+//
+// Flags are per level: a flag is set when it holds for the span of at
+// least one CPU.
+func (t *Topology) Domains() []Domain {
+	if t.Validate() != nil {
+		return nil
+	}
+	n := len(t.CPUs)
+	capacities := map[int]bool{}
+	llcSize := map[int]int{}
+	nodeCPUs := map[int][]int{}
+	for i, c := range t.CPUs {
+		capacities[c.Capacity] = true
+		llcSize[c.Cluster]++
+		nodeCPUs[c.Node] = append(nodeCPUs[c.Node], i)
+	}
+	nodes := make([]int, 0, len(nodeCPUs))
+	for nd := range nodeCPUs {
+		nodes = append(nodes, nd)
+	}
+	slices.Sort(nodes)
+
+	// A level maps each CPU to a group key; CPUs with one key share a
+	// span. NUMA spans are unions of nodes, computed per node.
+	type level struct {
+		name  string
+		flags DomainFlags
+		key   func(c *CPU) [2]int
+		dist  int // NUMA levels: nodes at most this far are in the span
+	}
+	levels := []level{
+		{name: "SMT", flags: ShareCapacity | ShareLLC, key: func(c *CPU) [2]int { return [2]int{c.Core, 0} }},
+		{name: "CLS", flags: ClusterFlag | ShareLLC, key: func(c *CPU) [2]int { return [2]int{c.Cluster, c.CLS} }},
+		{name: "MC", flags: ShareLLC, key: func(c *CPU) [2]int { return [2]int{c.Cluster, 0} }},
+		{name: "PKG", key: func(c *CPU) [2]int { return [2]int{c.Node, 0} }},
+	}
+	var dists []int
+	for _, a := range nodes {
+		for _, b := range nodes {
+			if a != b {
+				dists = append(dists, t.nodeDistance(a, b))
+			}
+		}
+	}
+	slices.Sort(dists)
+	for _, d := range slices.Compact(dists) {
+		levels = append(levels, level{name: "NUMA", flags: NUMAFlag, key: func(c *CPU) [2]int { return [2]int{c.Node, 0} }, dist: d})
+	}
+
+	below := make([]int, n) // per CPU, the size of the span kept last (spans nest)
+	var out []Domain
+	for _, lv := range levels {
+		groups := map[[2]int][]int{}
+		if lv.dist == 0 {
+			for i := range t.CPUs {
+				k := lv.key(&t.CPUs[i])
+				groups[k] = append(groups[k], i)
+			}
+		} else {
+			for _, a := range nodes {
+				var span []int
+				for _, b := range nodes {
+					if a == b || t.nodeDistance(a, b) <= lv.dist {
+						span = append(span, nodeCPUs[b]...)
+					}
+				}
+				slices.Sort(span)
+				groups[[2]int{a, 0}] = span
+			}
+		}
+		// Flags of each group's span, computed once per group.
+		groupFlags := map[[2]int]DomainFlags{}
+		for k, span := range groups {
+			caps, prios := map[int]bool{}, map[int]bool{}
+			for _, c := range span {
+				caps[t.CPUs[c].Capacity] = true
+				prios[t.CPUs[c].Prio] = true
+			}
+			var f DomainFlags
+			if len(caps) > 1 {
+				f |= AsymCapacity
+				if len(caps) == len(capacities) {
+					f |= AsymCapacityFull
+				}
+			}
+			if len(prios) > 1 && lv.name != "SMT" {
+				f |= AsymPacking
+			}
+			groupFlags[k] = f
+		}
+		dom := Domain{Name: lv.name, Flags: lv.flags, Spans: make([][]int, n)}
+		kept := false
+		for i := range t.CPUs {
+			k := lv.key(&t.CPUs[i])
+			span := groups[k]
+			if len(span) <= 1 || len(span) == below[i] {
+				continue
+			}
+			if lv.name == "CLS" && len(span) == llcSize[t.CPUs[i].Cluster] {
+				continue // CLS spanning the whole LLC: MC stands for it
+			}
+			dom.Spans[i] = span
+			dom.Flags |= groupFlags[k]
+			below[i] = len(span)
+			kept = true
+		}
+		if kept {
+			out = append(out, dom)
+		}
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package topology
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// maxFile bounds a topology file; a 8192-CPU JSON file is about 1 MiB.
+const maxFile = 16 << 20
+
+// FileNames are the topology files looked for next to a trace, in order.
+var FileNames = []string{"topology.json", "topology.txt"}
+
+// Load reads a topology file: the JSON that Capture and WriteJSON produce,
+// or a topology.txt snapshot (see ReadText). It sniffs the format: a file
+// whose first non-blank byte is '{' is JSON. The result's Source is
+// "file:"+path.
+func Load(path string) (*Topology, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > maxFile {
+		return nil, &ParseError{File: path, Msg: "file larger than 16 MiB: not a topology file", Err: ErrBadField}
+	}
+	var t *Topology
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		t, err = ReadJSON(bytes.NewReader(data), path)
+	} else {
+		t, err = ReadText(bytes.NewReader(data), path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Source = "file:" + path
+	return t, nil
+}
+
+// ReadJSON reads a topology in the JSON form WriteJSON writes:
+//
+//	{
+//	  "name": "sysfs",
+//	  "cpus": [
+//	    {"cpu": 0, "core": 0, "cluster": 0, "package": 0, "node": 0, "capacity": 1024},
+//	    ...
+//	  ],
+//	  "node_distances": [[10, 21], [21, 10]]
+//	}
+//
+// Unknown keys are errors (a misspelt "capcity" must not pass silently).
+// CPUs may be listed in any order. The result is validated; its Source is
+// what the file says.
+func ReadJSON(r io.Reader, name string) (*Topology, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(data) > maxFile {
+		return nil, &ParseError{File: name, Msg: "file larger than 16 MiB: not a topology file", Err: ErrBadField}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var t Topology
+	if err := dec.Decode(&t); err != nil {
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			off = se.Offset
+		case errors.As(err, &te):
+			off = te.Offset
+		}
+		return nil, &ParseError{File: name, Line: lineAt(data, off), Msg: strings.TrimPrefix(err.Error(), "json: "), Err: fmt.Errorf("%w: %w", ErrBadField, err)}
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		return nil, &ParseError{File: name, Line: lineAt(data, dec.InputOffset()), Msg: fmt.Sprintf("data after the topology object: %v", tok), Err: ErrBadField}
+	}
+	if t.CPUs == nil {
+		return nil, &ParseError{File: name, Msg: `no "cpus" array`, Err: ErrBadField}
+	}
+	slices.SortStableFunc(t.CPUs, func(a, b CPU) int { return a.ID - b.ID })
+	if err := t.Validate(); err != nil {
+		return nil, &ParseError{File: name, Msg: err.Error(), Err: err}
+	}
+	return &t, nil
+}
+
+// lineAt returns the 1-based line of byte offset off in data.
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte{'\n'})
+}
+
+// WriteJSON writes t as indented JSON with one CPU per line, the form
+// ReadJSON and Load read back.
+func WriteJSON(w io.Writer, t *Topology) error {
+	var b bytes.Buffer
+	field := func(key string, v any, last bool) error {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "  %q: %s", key, enc)
+		if !last {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+		return nil
+	}
+	b.WriteString("{\n")
+	if t.Name != "" {
+		_ = field("name", t.Name, false)
+	}
+	_ = field("source", t.Source, false)
+	b.WriteString(`  "cpus": [` + "\n")
+	for i, c := range t.CPUs {
+		enc, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		b.WriteString("    ")
+		b.Write(enc)
+		if i < len(t.CPUs)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("  ]")
+	rest := 0
+	if t.NodeDistances != nil {
+		rest++
+	}
+	if len(t.Notes) > 0 {
+		rest++
+	}
+	if rest > 0 {
+		b.WriteByte(',')
+	}
+	b.WriteByte('\n')
+	if t.NodeDistances != nil {
+		rest--
+		if err := field("node_distances", t.NodeDistances, rest == 0); err != nil {
+			return err
+		}
+	}
+	if len(t.Notes) > 0 {
+		if err := field("notes", t.Notes, true); err != nil {
+			return err
+		}
+	}
+	b.WriteString("}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// FileNextTo returns the topology file that sits next to a trace: the
+// first of FileNames in tracePath's directory, or in tracePath itself when
+// it is a directory. It returns "" when there is none.
+func FileNextTo(tracePath string) string {
+	dir := tracePath
+	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(tracePath)
+	}
+	for _, n := range FileNames {
+		p := filepath.Join(dir, n)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// LoadOrPreset interprets a --topology argument: an existing file is
+// loaded (Load), a directory is searched for a topology file (FileNextTo),
+// anything else must be a preset name (Preset). A file wins over a preset
+// of the same name.
+func LoadOrPreset(arg string) (*Topology, error) {
+	if st, err := os.Stat(arg); err == nil {
+		if st.IsDir() {
+			p := FileNextTo(arg)
+			if p == "" {
+				return nil, fmt.Errorf("directory %s holds no %s", arg, strings.Join(FileNames, " or "))
+			}
+			return Load(p)
+		}
+		return Load(arg)
+	}
+	t, err := Preset(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%q is neither a file nor a preset: %w", arg, err)
+	}
+	return t, nil
+}
+
+// Resolve picks the topology for a trace. The sources, first match wins:
+//
+//  1. flag (--topology FILE|PRESET), when not empty: the user's explicit
+//     choice beats everything, even a topology the trace carries;
+//  2. fromTrace, the topology the trace itself carries (Perfetto system
+//     info; parse.Meta.Topology), when it has CPUs; Source "trace";
+//  3. a topology.json or topology.txt next to tracePath (FileNextTo);
+//     Source "file:PATH";
+//  4. ncpu identical CPUs (Symmetric); Source "default", with a note.
+//
+// ncpu is the trace's CPU count (0 if unknown). A topology with fewer CPUs
+// than ncpu is an error, as is an invalid one; so is having no source at
+// all with ncpu 0. fromTrace is not modified.
+func Resolve(fromTrace *Topology, tracePath, flag string, ncpu int) (*Topology, error) {
+	var t *Topology
+	switch {
+	case flag != "":
+		var err error
+		if t, err = LoadOrPreset(flag); err != nil {
+			return nil, fmt.Errorf("--topology: %w", err)
+		}
+	case fromTrace != nil && len(fromTrace.CPUs) > 0:
+		t = fromTrace.Clone()
+		t.Source = "trace"
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("topology in the trace: %w (pass --topology FILE|PRESET to override it)", err)
+		}
+	default:
+		if tracePath != "" {
+			if p := FileNextTo(tracePath); p != "" {
+				var err error
+				if t, err = Load(p); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if t == nil {
+			if ncpu <= 0 {
+				return nil, errors.New("no topology: the trace carries none, no topology.json or topology.txt is next to it, and its CPU count is unknown; pass --topology FILE|PRESET")
+			}
+			if ncpu > maxCPUs {
+				return nil, fmt.Errorf("the trace has %d CPUs, at most %d supported", ncpu, maxCPUs)
+			}
+			t = Symmetric(ncpu)
+			t.Notes = append(t.Notes, fmt.Sprintf("no topology in the trace, next to it or from --topology: %d identical CPUs assumed (one core each, one LLC)", ncpu))
+		}
+	}
+	if t.NCPU() < ncpu {
+		return nil, fmt.Errorf("topology %s has %d CPUs but the trace has %d: pass --topology FILE|PRESET describing at least %d CPUs", t.Source, t.NCPU(), ncpu, ncpu)
+	}
+	return t, nil
+}
