@@ -49,12 +49,12 @@ func (t *Table) Text(w io.Writer) error {
 			Header: tw.CellConfig{
 				Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
 				Alignment:  tw.CellAlignment{PerColumn: t.aligns()},
-				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  "}},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: " "}},
 			},
 			Row: tw.CellConfig{
 				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
 				Alignment:  tw.CellAlignment{PerColumn: t.aligns()},
-				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  "}},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: " "}},
 			},
 		}),
 	)

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
@@ -102,6 +101,7 @@ func (f *traceFlags) window(tl *timeline.Timeline) (metrics.Window, error) {
 	}
 	if f.startMarker != "" || f.endMarker != "" {
 		ms := tl.Markers()
+		endFound := false
 		found := f.startMarker == ""
 		for _, m := range ms {
 			if !found && strings.Contains(m.Text, f.startMarker) {
@@ -114,14 +114,14 @@ func (f *traceFlags) window(tl *timeline.Timeline) (metrics.Window, error) {
 			}
 			if found && f.endMarker != "" && m.Time >= w.Start && strings.Contains(m.Text, f.endMarker) {
 				w.End = m.Time
-				f.endMarker = "\x00found"
+				endFound = true
 				break
 			}
 		}
 		if !found {
 			return w, fmt.Errorf("--start-marker %q: no trace marker contains it (%d markers in the trace)", f.startMarker, len(ms))
 		}
-		if f.endMarker != "" && f.endMarker != "\x00found" {
+		if f.endMarker != "" && !endFound {
 			return w, fmt.Errorf("--end-marker %q: no trace marker after the start contains it", f.endMarker)
 		}
 	}
@@ -140,9 +140,26 @@ func (f *traceFlags) filter() metrics.Filter {
 	return flt
 }
 
+// validate checks the flags that need no trace, so that a usage error does
+// not wait for a multi-GB trace to load.
+func (f *traceFlags) validate() error {
+	for _, v := range []struct{ name, val string }{{"--start", f.start}, {"--end", f.end}} {
+		if v.val == "" {
+			continue
+		}
+		if _, err := parseSeconds(v.val); err != nil {
+			return usagef("%s: %v", v.name, err)
+		}
+	}
+	return nil
+}
+
 // load reads a trace and prints what the user must know about its quality to
 // stderr.
 func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
 	ld, err := ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient})
 	if err != nil {
 		if !f.lenient {
@@ -172,9 +189,6 @@ func warnLoad(w io.Writer, ld *ingest.Loaded) {
 	if tl.ValidStart != tl.Start {
 		fmt.Fprintf(w, "warning: CPU buffers start at different times (clipped or late): the valid window starts at %s, not %s\n", tl.ValidStart.Seconds(), tl.Start.Seconds())
 	}
-	if m.EntriesWritten > m.EntriesInBuffer && m.EntriesInBuffer >= 0 {
-		fmt.Fprintf(w, "warning: the ring buffer overwrote %d of %d events (entries-in-buffer/entries-written)\n", m.EntriesWritten-m.EntriesInBuffer, m.EntriesWritten)
-	}
 	if n := len(tl.Inconsistencies); n > 0 {
 		fmt.Fprintf(w, "warning: %d inconsistencies (switch events missing from the trace); the intervals they touch are counted as unknown, not charged to a task\n", n)
 	}
@@ -189,15 +203,53 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// ms1 formats nanoseconds as milliseconds to 0.1 ms, for narrow tables.
+func ms1(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 1, 64) }
+
 // ms formats nanoseconds as milliseconds with microsecond precision.
 func ms(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
 
-// commandLine is the command as the user typed it, for reproducible reports.
+// commandLine is the command line as the user typed it, shell-quoted, for
+// reproducible reports.
 func commandLine(cmd *cobra.Command, args []string) string {
-	parts := []string{cmd.CommandPath()}
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		parts = append(parts, "--"+f.Name+"="+f.Value.String())
-	})
-	parts = append(parts, args...)
+	_ = args
+	parts := []string{"schedlens"}
+	for _, a := range invocation {
+		parts = append(parts, shellQuote(a))
+	}
 	return strings.Join(parts, " ")
+}
+
+// wrapCommand breaks a command line into shell continuation lines of at most
+// width columns (a single word longer than that stays whole).
+func wrapCommand(line string, width int) string {
+	words := strings.Fields(line)
+	var b strings.Builder
+	col := 0
+	for i, w := range words {
+		if i > 0 {
+			if col+1+len(w)+2 > width {
+				b.WriteString(" \\\n    ")
+				col = 4
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:+@%", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }

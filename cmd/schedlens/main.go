@@ -8,7 +8,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -50,20 +52,41 @@ workload under modeled scheduler policies.`,
 var subcommands []func() *cobra.Command
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
+// invocation is the argument list of this run, for reports that print the
+// command that made them.
+var invocation []string
+
+// run executes one command line and returns the process exit code: 0, 1 for
+// errors, 2 for usage errors.
+func run(args []string, stdout, stderr io.Writer) int {
+	invocation = args
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "error: %v\n", err)
+	fmt.Fprintf(stderr, "error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
 	}
 	return 1
+}
+
+// isCobraUsage recognises cobra's own argument-validation errors, which are
+// usage errors (exit code 2) like ours.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"accepts ", "requires at least ", "requires at most ", "unknown command ", "invalid argument "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -111,7 +111,8 @@ migrations, over the valid window of the trace or the one given.`,
 
 func tasksText(w io.Writer, ld *ingest.Loaded, win metrics.Window, rows []metrics.TaskTimes, md bool, cmdline string) error {
 	tl := ld.Timeline
-	fmt.Fprintf(w, "%s: %s, %d CPUs, %d events, window %s..%s s (%s ms)\n", ld.Path, ld.Meta.Format, tl.NCPU, tl.Len(),
+	fmt.Fprintf(w, "trace:  %s\n", ld.Path)
+	fmt.Fprintf(w, "format: %s, %d CPUs, %d events\nwindow: %s .. %s s (%s ms)\n", ld.Meta.Format, tl.NCPU, tl.Len(),
 		win.Start.Seconds(), win.End.Seconds(), ms(int64(win.End-win.Start)))
 	if md {
 		fmt.Fprintln(w)
@@ -123,16 +124,16 @@ func tasksText(w io.Writer, ld *ingest.Loaded, win metrics.Window, rows []metric
 	for _, r := range rows {
 		rq := "-"
 		if r.RqWaitNs != nil {
-			rq = ms(*r.RqWaitNs)
+			rq = ms1(*r.RqWaitNs)
 		}
 		comm := r.Comm
-		if len(comm) > 15 && !md {
-			comm = comm[:15]
+		if len(comm) > 12 && !md {
+			comm = comm[:12]
 		}
 		if r.Inconsistencies > 0 || r.Censored {
 			comm += "*"
 		}
-		t.Add(fmt.Sprint(r.PID), comm, ms(r.RunNs), ms(r.RunnableNs), rq, ms(r.SleepNs), ms(r.BlockedNs),
+		t.Add(fmt.Sprint(r.PID), comm, ms1(r.RunNs), ms1(r.RunnableNs), rq, ms1(r.SleepNs), ms1(r.BlockedNs),
 			fmt.Sprint(r.SwitchesIn), fmt.Sprint(r.Preemptions), fmt.Sprint(r.Wakeups), fmt.Sprint(r.Migrations))
 	}
 	var err error
@@ -145,11 +146,13 @@ func tasksText(w io.Writer, ld *ingest.Loaded, win metrics.Window, rows []metric
 		return err
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "run: on CPU. wait: runnable, from sched_waking (or wakeup, wakeup_new, R/R+")
-	fmt.Fprintln(w, "switch-out) to switch-in. rq: the same from enqueue (sched_wakeup). sleep: S/I.")
-	fmt.Fprintln(w, "blk: D. sw: switches in. prmt: switch-outs in R/R+. Times exact, clipped to the")
-	fmt.Fprintln(w, "window; * = some intervals cut by a gap, the window or an inconsistency.")
-	fmt.Fprintf(w, "command: %s\nschedlens %s\n", cmdline, Version)
+	fmt.Fprintln(w, "run: on CPU. wait: runnable, from sched_waking (or sched_wakeup without waking,")
+	fmt.Fprintln(w, "wakeup_new, an R/R+ switch-out) to switch-in. rq: the same from enqueue")
+	fmt.Fprintln(w, "(sched_wakeup; - if the trace has none). sleep: S/I. blk: D. sw: switches in.")
+	fmt.Fprintln(w, "prmt: switch-outs in R/R+. Exact times clipped to the window, shown in ms to")
+	fmt.Fprintln(w, "0.1 (--format json has ns); * = intervals cut by a gap, the window or an")
+	fmt.Fprintln(w, "inconsistency.")
+	fmt.Fprintf(w, "command: %s\nschedlens %s\n", wrapCommand(cmdline, 71), Version)
 	return nil
 }
 
@@ -184,7 +187,7 @@ func newCPUsCmd() *cobra.Command {
 				}{traceInfo(ld), windowJSON{int64(win.Start), int64(win.End)}, acc.CPUs})
 			}
 			tl := ld.Timeline
-			fmt.Fprintf(out, "%s: %s, %d CPUs, window %s..%s s (%s ms)\n", ld.Path, ld.Meta.Format, tl.NCPU,
+			fmt.Fprintf(out, "trace:  %s\nformat: %s, %d CPUs\nwindow: %s .. %s s (%s ms)\n", ld.Path, ld.Meta.Format, tl.NCPU,
 				win.Start.Seconds(), win.End.Seconds(), ms(int64(win.End-win.Start)))
 			t := &report.Table{Header: []string{"cpu", "busy ms", "idle ms", "unobs ms", "busy %", "switches", "migr in", "migr out", "lost"}}
 			span := float64(win.End - win.Start)
@@ -193,7 +196,7 @@ func newCPUsCmd() *cobra.Command {
 				if span > 0 {
 					pct = fmt.Sprintf("%.1f", 100*float64(c.BusyNs)/span)
 				}
-				t.Add(fmt.Sprint(c.CPU), ms(c.BusyNs), ms(c.IdleNs), ms(c.UnobservedNs), pct, fmt.Sprint(c.Switches),
+				t.Add(fmt.Sprint(c.CPU), ms1(c.BusyNs), ms1(c.IdleNs), ms1(c.UnobservedNs), pct, fmt.Sprint(c.Switches),
 					fmt.Sprint(c.MigrationsIn), fmt.Sprint(c.MigrationsOut), fmt.Sprint(c.LostEvents))
 			}
 			if f.format == "markdown" {
@@ -208,7 +211,7 @@ func newCPUsCmd() *cobra.Command {
 			fmt.Fprintln(out, "busy: a task other than idle on CPU. idle: the idle task on CPU. unobs: not")
 			fmt.Fprintln(out, "known (before the CPU's buffer starts, in lost-event gaps, after a switch")
 			fmt.Fprintln(out, "missing from the trace). busy % of the window. lost: events lost on the CPU.")
-			fmt.Fprintf(out, "command: %s\nschedlens %s\n", commandLine(cmd, args), Version)
+			fmt.Fprintf(out, "command: %s\nschedlens %s\n", wrapCommand(commandLine(cmd, args), 71), Version)
 			return nil
 		},
 	}
