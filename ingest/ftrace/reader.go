@@ -1,0 +1,531 @@
+package ftrace
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+const (
+	bufSize = 64 << 10 // bufio buffer; longer lines are assembled in Reader.long
+	// MaxLine is the longest line the Reader accepts, in bytes. The kernel
+	// caps a trace_marker write at a few KiB, so a longer line is not a
+	// record.
+	MaxLine = 16 << 20
+	// MaxCPU bounds the CPU numbers the Reader accepts (the kernel's
+	// NR_CPUS is at most 8192).
+	MaxCPU = 1 << 16
+	// commCacheBits sizes the reader's comm cache (1<<bits slots).
+	commCacheBits = 9
+)
+
+// Format names reported in Meta.Format.
+const (
+	FormatTrace    = "ftrace"     // tracefs "trace" file: has the "# tracer:" header
+	FormatPipe     = "trace_pipe" // no header
+	FormatTraceCmd = "trace-cmd"  // "trace-cmd report" text
+)
+
+// cpuState is what the Reader remembers about one CPU's buffer.
+type cpuState struct {
+	last      timeline.Time // time of the CPU's last record, NoTime if none
+	lostCount int64         // pending lost count, -1 if unknown
+	lost      bool          // a lost-events line waits for the CPU's next record
+	start     bool          // a buffer-started line waits for the CPU's next record
+}
+
+// Reader reads ftrace text (trace, trace_pipe) and trace-cmd report text. It
+// implements parse.Reader. It is not safe for concurrent use.
+type Reader struct {
+	br      *bufio.Reader
+	name    string
+	strs    *timeline.Strings
+	lenient bool
+	meta    *parse.Meta
+	unknown map[string]*int64
+	comms   *[1 << commCacheBits]commSlot // cache in front of strs
+
+	lineNo   int   // 1-based number of the current line
+	off      int64 // byte offset of the current line
+	nextOff  int64 // byte offset of the next line
+	long     []byte
+	tooLong  int64 // length of the current line when it exceeds MaxLine, else 0
+	partial  bool  // the current line is the last one and has no newline
+	eof      bool  // the input is exhausted
+	done     bool  // pending records were flushed after EOF
+	readErr  error // a sticky I/O error
+	hdr      header
+	cur      timeline.Event
+	cpus     []cpuState
+	lastTime timeline.Time // latest record time in the trace, NoTime if none
+	q        []timeline.Event
+	qi       int
+}
+
+var _ parse.Reader = (*Reader)(nil)
+
+// NewReader returns a Reader of r. The Reader buffers r itself.
+func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
+	if r == nil {
+		return nil, fmt.Errorf("ftrace: nil input")
+	}
+	strs := opts.Strings
+	if strs == nil {
+		strs = timeline.NewStrings()
+	}
+	return &Reader{
+		br:       bufio.NewReaderSize(r, bufSize),
+		name:     opts.Name,
+		strs:     strs,
+		lenient:  opts.Lenient,
+		meta:     parse.NewMeta(FormatPipe),
+		unknown:  map[string]*int64{},
+		comms:    new([1 << commCacheBits]commSlot),
+		lastTime: timeline.NoTime,
+		q:        make([]timeline.Event, 0, 8),
+	}, nil
+}
+
+// Meta returns what the Reader learned so far; it is complete after Next
+// returned io.EOF.
+func (r *Reader) Meta() *parse.Meta {
+	r.syncUnknown()
+	return r.meta
+}
+
+// Strings returns the interner that resolves the events' CommIDs and marker
+// texts.
+func (r *Reader) Strings() *timeline.Strings { return r.strs }
+
+func (r *Reader) syncUnknown() {
+	for name, n := range r.unknown {
+		r.meta.Unknown[name] = *n
+	}
+}
+
+// Next fills ev with the next event. It returns io.EOF at the end of the
+// input and a *parse.ParseError for a malformed record (unless the Reader is
+// lenient); ev is only written when Next returns nil.
+func (r *Reader) Next(ev *timeline.Event) error {
+	for {
+		if r.qi < len(r.q) {
+			*ev = r.q[r.qi]
+			r.qi++
+			if r.qi == len(r.q) {
+				r.q = r.q[:0]
+				r.qi = 0
+			}
+			return nil
+		}
+		if r.done {
+			return io.EOF
+		}
+		line, err := r.readLine()
+		if err == io.EOF {
+			r.flush()
+			r.syncUnknown()
+			r.done = true
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := r.parseLine(line); err != nil {
+			if r.lenient {
+				r.meta.Skip(err)
+				continue
+			}
+			return err
+		}
+	}
+}
+
+// readLine returns the next line with its newline, or io.EOF.
+func (r *Reader) readLine() ([]byte, error) {
+	if r.readErr != nil {
+		return nil, r.readErr
+	}
+	if r.eof {
+		return nil, io.EOF
+	}
+	line, err := r.br.ReadSlice('\n')
+	n := int64(len(line))
+	r.tooLong = 0
+	if err == bufio.ErrBufferFull {
+		r.long = append(r.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = r.br.ReadSlice('\n')
+			n += int64(len(line))
+			if n <= MaxLine {
+				r.long = append(r.long, line...)
+			}
+		}
+		if n > MaxLine {
+			r.tooLong = n
+			r.long = r.long[:0]
+		}
+		line = r.long
+	}
+	r.lineNo++
+	r.off = r.nextOff
+	r.nextOff += n
+	r.partial = false
+	if err != nil {
+		if err != io.EOF {
+			r.readErr = &parse.ParseError{File: r.name, Line: r.lineNo, Offset: r.off, Record: "input",
+				Msg: "read error: " + err.Error(), Err: err}
+			return nil, r.readErr
+		}
+		r.eof = true
+		if n == 0 {
+			r.lineNo--
+			return nil, io.EOF
+		}
+		r.partial = true
+	}
+	return line, nil
+}
+
+// parseLine handles one line: a record goes to the queue, a header line to
+// Meta, a lost-events line to its CPU's pending state.
+func (r *Reader) parseLine(line []byte) error {
+	if r.tooLong > 0 {
+		return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got %d bytes", MaxLine, r.tooLong)
+	}
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+	}
+	if n > 0 && line[n-1] == '\r' {
+		n--
+	}
+	line = line[:n]
+	if n == 0 {
+		return nil
+	}
+	if i := bytes.IndexByte(line, 0); i >= 0 {
+		return r.errf("line", parse.ErrBadField, "want text, got a NUL byte at column %d", i+1)
+	}
+	switch line[0] {
+	case '#':
+		return r.comment(line)
+	case 'C':
+		if bytes.HasPrefix(line, []byte("CPU")) {
+			return r.cpuLine(line)
+		}
+	case 'c':
+		if bytes.HasPrefix(line, []byte("cpus=")) {
+			return r.cpusLine(line)
+		}
+	case 'v':
+		if bytes.HasPrefix(line, []byte("version = ")) {
+			r.meta.Format = FormatTraceCmd
+			return nil
+		}
+	}
+	return r.record(line)
+}
+
+// record parses an event line and queues its event.
+func (r *Reader) record(line []byte) error {
+	err := r.parseRecord(line)
+	if err != nil && r.partial {
+		// The last line of the input has no newline: it was cut.
+		if pe, ok := err.(*parse.ParseError); ok {
+			pe.Err = parse.ErrTruncated
+		}
+	}
+	return err
+}
+
+// parseRecord parses a record line: its context columns, its event fields,
+// then the per-CPU checks and the queueing.
+func (r *Reader) parseRecord(line []byte) error {
+	h := &r.hdr
+	if err := r.header(line, h); err != nil {
+		// trace-cmd prints the instance prefix before its CPU: and cpus=
+		// lines too.
+		if rest, ok := cutInstance(line); ok {
+			if bytes.HasPrefix(rest, []byte("CPU")) {
+				return r.cpuLine(rest)
+			}
+			if bytes.HasPrefix(rest, []byte("cpus=")) {
+				return r.cpusLine(rest)
+			}
+		}
+		return err
+	}
+	if h.prefix {
+		r.meta.Format = FormatTraceCmd
+	}
+	ev := &r.cur
+	ev.Reset()
+	ev.Time = h.time
+	ev.CPU = h.cpu
+	ev.Ctx = h.ctx
+	ev.TGID = h.tgid
+	known, err := r.event(h, ev)
+	if err != nil {
+		return err
+	}
+	if r.partial {
+		return r.errf(recName(h.name), parse.ErrTruncated, "want a line ending in a newline, got end of input after %q", clip(line))
+	}
+	st := r.cpuState(h.cpu)
+	if st.last != timeline.NoTime && h.time < st.last {
+		return r.errf(recName(h.name), parse.ErrBackwards, "want a timestamp at or after %s (CPU %d's previous record), got %s",
+			fmtTime(st.last, h.intTime), h.cpu, fmtTime(h.time, h.intTime))
+	}
+	r.release(st, h.cpu, h.time, st.last)
+	st.last = h.time
+	if r.lastTime == timeline.NoTime || h.time > r.lastTime {
+		r.lastTime = h.time
+	}
+	if known {
+		r.q = append(r.q, *ev)
+	} else {
+		r.countUnknown(h.name)
+	}
+	return nil
+}
+
+func (r *Reader) countUnknown(name []byte) {
+	if n, ok := r.unknown[string(name)]; ok {
+		*n++
+		return
+	}
+	n := new(int64)
+	*n = 1
+	r.unknown[string(name)] = n
+}
+
+// cpuState returns the state of cpu, growing the table; cpu is in
+// [0, MaxCPU).
+func (r *Reader) cpuState(cpu timeline.CPU) *cpuState {
+	for int(cpu) >= len(r.cpus) {
+		r.cpus = append(r.cpus, cpuState{last: timeline.NoTime})
+	}
+	return &r.cpus[cpu]
+}
+
+// release queues the buffer-start and lost records pending on cpu, at time
+// t; a lost record spans from start.
+func (r *Reader) release(st *cpuState, cpu timeline.CPU, t, start timeline.Time) {
+	if st.start {
+		st.start = false
+		r.q = append(r.q, timeline.Event{})
+		e := &r.q[len(r.q)-1]
+		e.Reset()
+		e.Kind = timeline.KindBufferStart
+		e.Time = t
+		e.CPU = cpu
+	}
+	if st.lost {
+		st.lost = false
+		r.q = append(r.q, timeline.Event{})
+		e := &r.q[len(r.q)-1]
+		e.Reset()
+		e.Kind = timeline.KindLost
+		e.Time = t
+		e.Start = start
+		e.CPU = cpu
+		e.Arg = st.lostCount
+	}
+}
+
+// flush queues the lost and buffer-start records still pending at the end
+// of the input, CPU by CPU, at the CPU's last record time (or the trace's
+// when the CPU has none).
+func (r *Reader) flush() {
+	for c := range r.cpus {
+		st := &r.cpus[c]
+		t := st.last
+		if t == timeline.NoTime {
+			t = r.lastTime
+		}
+		r.release(st, timeline.CPU(c), t, t)
+	}
+}
+
+// comment handles a line starting with '#'.
+func (r *Reader) comment(line []byte) error {
+	switch {
+	case bytes.HasPrefix(line, []byte("#####")):
+		// "##### CPU 1 buffer started ####" (kernel/trace/trace.c, print_trace_line)
+		p := bytes.TrimLeft(line, "#")
+		p = bytes.TrimLeft(p, " ")
+		if !bytes.HasPrefix(p, []byte("CPU ")) {
+			return nil
+		}
+		p = p[4:]
+		cpu, n, ok := parseUint(p, MaxCPU-1)
+		if !ok || !bytes.HasPrefix(p[n:], []byte(" buffer started")) {
+			return r.errf("buffer start", parse.ErrBadField, "want ##### CPU N buffer started ####, got %q", clip(line))
+		}
+		r.cpuState(timeline.CPU(cpu)).start = true
+	case bytes.HasPrefix(line, []byte("# tracer:")):
+		r.meta.Format = FormatTrace
+	case bytes.HasPrefix(line, []byte("# entries-in-buffer/entries-written:")):
+		return r.entries(line)
+	}
+	return nil
+}
+
+// entries parses "# entries-in-buffer/entries-written: 40517/145878   #P:2".
+func (r *Reader) entries(line []byte) error {
+	p := bytes.TrimLeft(line[len("# entries-in-buffer/entries-written:"):], " ")
+	in, n, ok := parseUint(p, 1<<62)
+	if ok && n < len(p) && p[n] == '/' {
+		p = p[n+1:]
+		var written int64
+		written, n, ok = parseUint(p, 1<<62)
+		if ok {
+			p = bytes.TrimLeft(p[n:], " ")
+			if bytes.HasPrefix(p, []byte("#P:")) {
+				var ncpu int64
+				ncpu, n, ok = parseUint(p[3:], MaxCPU)
+				ok = ok && n == len(p)-3
+				if ok {
+					r.meta.NCPU = int(ncpu)
+				}
+			} else {
+				ok = len(p) == 0
+			}
+			if ok {
+				r.meta.EntriesInBuffer = in
+				r.meta.EntriesWritten = written
+				if written > in {
+					r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf(
+						"the ring buffer kept %d of %d entries written: each CPU's oldest events were overwritten", in, written))
+				}
+				return nil
+			}
+		}
+	}
+	return r.errf("entries header", parse.ErrBadField, "want # entries-in-buffer/entries-written: N/M   #P:CPUS, got %q", clip(line))
+}
+
+// cpusLine parses trace-cmd's "cpus=2".
+func (r *Reader) cpusLine(line []byte) error {
+	p := line[len("cpus="):]
+	n, k, ok := parseUint(p, MaxCPU)
+	if !ok || k != len(p) {
+		return r.errf("cpus header", parse.ErrBadField, "want cpus=N, got %q", clip(line))
+	}
+	r.meta.NCPU = int(n)
+	r.meta.Format = FormatTraceCmd
+	return nil
+}
+
+// cpuLine parses the lines starting with "CPU": the kernel's
+// "CPU:N [LOST M EVENTS]" (kernel/trace/trace.c, print_trace_line), and
+// trace-cmd's "CPU:N [M EVENTS DROPPED]", "CPU:N [EVENTS DROPPED]",
+// "CPU:N [SUBBUFFER START]" and "CPU N is empty" (tracecmd/trace-read.c,
+// lib/trace-cmd/trace-input.c).
+func (r *Reader) cpuLine(line []byte) error {
+	bad := func() error {
+		return r.errf("lost events", parse.ErrBadField, "want CPU:N [LOST M EVENTS] or CPU:N [M EVENTS DROPPED], got %q", clip(line))
+	}
+	if bytes.HasPrefix(line, []byte("CPU ")) {
+		_, n, ok := parseUint(line[4:], MaxCPU-1)
+		if ok && string(line[4+n:]) == " is empty" {
+			return nil
+		}
+		return bad()
+	}
+	if !bytes.HasPrefix(line, []byte("CPU:")) {
+		return bad()
+	}
+	p := line[4:]
+	cpu, n, ok := parseUint(p, MaxCPU-1)
+	if !ok {
+		return bad()
+	}
+	p = p[n:]
+	var count int64
+	const lostPre, lostSuf, dropPre, dropSuf = " [LOST ", " EVENTS]", " [", " EVENTS DROPPED]"
+	switch {
+	case len(p) >= len(lostPre)+len(lostSuf) && bytes.HasPrefix(p, []byte(lostPre)) && bytes.HasSuffix(p, []byte(lostSuf)):
+		m := p[len(lostPre) : len(p)-len(lostSuf)]
+		c, k, ok := parseUint(m, 1<<62)
+		if !ok || k != len(m) {
+			return bad()
+		}
+		count = c
+	case string(p) == " [EVENTS DROPPED]":
+		count = -1
+	case len(p) >= len(dropPre)+len(dropSuf) && bytes.HasPrefix(p, []byte(dropPre)) && bytes.HasSuffix(p, []byte(dropSuf)):
+		m := p[len(dropPre) : len(p)-len(dropSuf)]
+		c, k, ok := parseUint(m, 1<<62)
+		if !ok || k != len(m) {
+			return bad()
+		}
+		count = c
+	case bytes.HasPrefix(p, []byte(" [SUBBUFFER START]")):
+		return nil
+	default:
+		return bad()
+	}
+	st := r.cpuState(timeline.CPU(cpu))
+	switch {
+	case !st.lost:
+		st.lost = true
+		st.lostCount = count
+	case count < 0 || st.lostCount < 0:
+		st.lostCount = -1
+	default:
+		st.lostCount += count
+	}
+	return nil
+}
+
+// cutInstance returns what follows a trace-cmd instance prefix ("name: ").
+func cutInstance(line []byte) ([]byte, bool) {
+	p := bytes.TrimLeft(line, " ")
+	i := bytes.Index(p, []byte(": "))
+	if i <= 0 || bytes.IndexByte(p[:i], ' ') >= 0 {
+		return nil, false
+	}
+	return p[i+2:], true
+}
+
+// errf returns a ParseError about the current line.
+func (r *Reader) errf(record string, cause error, format string, args ...any) error {
+	return &parse.ParseError{
+		File:   r.name,
+		Line:   r.lineNo,
+		Offset: r.off,
+		Record: record,
+		Msg:    fmt.Sprintf(format, args...),
+		Err:    cause,
+	}
+}
+
+// recName is the record name used in errors about an event.
+func recName(name []byte) string {
+	if len(name) == 0 {
+		return "record"
+	}
+	return string(name)
+}
+
+// clip returns b, shortened for an error message.
+func clip(b []byte) string {
+	const max = 80
+	if len(b) > max {
+		return string(b[:max]) + "..."
+	}
+	return string(b)
+}
+
+// fmtTime formats t the way the trace printed it, for messages.
+func fmtTime(t timeline.Time, integer bool) string {
+	if integer || t < 0 {
+		return strconv.FormatInt(int64(t), 10)
+	}
+	return strconv.FormatInt(int64(t)/1e9, 10) + "." + fmt.Sprintf("%09d", int64(t)%1e9)
+}
