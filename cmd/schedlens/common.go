@@ -140,6 +140,20 @@ func (f *traceFlags) filter() metrics.Filter {
 	return flt
 }
 
+// prepare checks the flags, loads the trace and resolves the window: the
+// common start of every trace command.
+func (f *traceFlags) prepare(cmd *cobra.Command, path string, formats ...string) (*ingest.Loaded, metrics.Window, error) {
+	if err := f.checkFormat(formats...); err != nil {
+		return nil, metrics.Window{}, err
+	}
+	ld, err := f.load(cmd, path)
+	if err != nil {
+		return nil, metrics.Window{}, err
+	}
+	win, err := f.window(ld.Timeline)
+	return ld, win, err
+}
+
 // validate checks the flags that need no trace, so that a usage error does
 // not wait for a multi-GB trace to load.
 func (f *traceFlags) validate() error {

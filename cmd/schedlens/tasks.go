@@ -70,14 +70,7 @@ migrations, over the valid window of the trace or the one given.`,
   schedlens tasks --comm cyclictest perf-script.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.checkFormat("text", "markdown", "json"); err != nil {
-				return err
-			}
-			ld, err := f.load(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			win, err := f.window(ld.Timeline)
+			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json")
 			if err != nil {
 				return err
 			}
@@ -166,14 +159,7 @@ func newCPUsCmd() *cobra.Command {
   schedlens cpus --start 575.5 --end 576 trace.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.checkFormat("text", "markdown", "json"); err != nil {
-				return err
-			}
-			ld, err := f.load(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			win, err := f.window(ld.Timeline)
+			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json")
 			if err != nil {
 				return err
 			}
