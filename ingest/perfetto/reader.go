@@ -1,0 +1,832 @@
+package perfetto
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"sort"
+	"strconv"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Size limits. A TracePacket written by traced is at most a few MiB
+// (compressed_packets are kept under 512 KiB); the limits only keep a
+// corrupt length from costing more than the input itself.
+const (
+	// MaxPacketSize is the largest TracePacket the reader accepts.
+	MaxPacketSize = 64 << 20
+	// MaxInflatedSize is the largest decompressed compressed_packets payload.
+	MaxInflatedSize = 64 << 20
+	// MaxCPU is the highest CPU number a bundle may name.
+	MaxCPU = 1<<13 - 1 // NR_CPUS is at most 8192 (x86 MAXSMP)
+	// readChunk is how much of a packet body is read (and allocated) at a
+	// time, so that a length past the end of the input costs at most this
+	// much more than the input.
+	readChunk = 1 << 20
+)
+
+// Process is one process of a ProcessTree snapshot
+// (trace/ps/process_tree.proto, ProcessTree.Process).
+type Process struct {
+	PID       timeline.TID
+	PPID      timeline.TID // -1 if absent
+	Cmdline   []string
+	IsKthread bool
+}
+
+// Reader streams the scheduler events of a Perfetto trace. It implements
+// parse.Reader. Create it with NewReader.
+type Reader struct {
+	name    string
+	lenient bool
+	br      *bufio.Reader
+	strs    *timeline.Strings
+	meta    *parse.Meta
+
+	off int64  // stream offset of the next unread byte
+	pkt []byte // reused packet buffer
+
+	// Packets unpacked from compressed_packets are served from nested
+	// before the stream is read on.
+	nested     []byte
+	nestedPos  int
+	nestedOff  int64 // stream offset of the compressed packet
+	nestedBuf  bytes.Buffer
+	zstdDec    *zstd.Decoder
+	inNested   bool
+	curOff     int64  // offset of the packet being decoded
+	packetBase string // record prefix for errors: "TracePacket" or "TracePacket.compressed_packets.TracePacket"
+
+	m        mergeState       // the bundle being handed out
+	out      []timeline.Event // records due at EOF, handed out in order
+	outPos   int
+	errAfter error // returned once out is drained
+	done     bool  // EOF events were produced
+
+	cpus     []cpuState
+	maxCPU   int
+	lastTime timeline.Time // last event time handed out on any CPU
+	seqs     map[uint32]*seqState
+
+	layout       stateLayout
+	layoutSet    bool // SystemInfo gave the layout
+	switchesSeen int64
+
+	clockLocked bool
+	clockOffset int64 // added to every ftrace timestamp
+	primary     uint32
+	snapshot    map[uint32]uint64 // first clock snapshot: clock id -> timestamp
+
+	host      uint32 // machine id whose data is read
+	hostKnown bool
+
+	procs          map[timeline.TID]Process
+	tidComm        []timeline.CommID                // last comm the events gave each task, by tid
+	comms          map[timeline.TID]timeline.CommID // the same for tids >= maxTIDTable
+	tracingStarted timeline.Time
+	unknownNames   map[uint32]string
+
+	b bundleScratch
+
+	commCache [256]struct {
+		s  string
+		id timeline.CommID
+	}
+}
+
+var _ parse.Reader = (*Reader)(nil)
+
+// cpuState is what the reader tracks per CPU across bundles.
+type cpuState struct {
+	last    timeline.Time // time of the last event handed out, NoTime if none
+	bundles int           // bundles seen on this CPU
+
+	cur      timeline.TID // task running, from the last switch's next side
+	curComm  timeline.CommID
+	curPrio  int16
+	curKnown bool
+
+	pendStart  bool // BufferStart to emit before the next event
+	startAt    timeline.Time
+	pendLost   bool // Lost to emit before the next event
+	lostStart  timeline.Time
+	lostArg    int64
+	lostMarked bool // a lost flag (bundle, error or dropped packet) was seen
+
+	statsStart, statsEnd int64
+	haveStart, haveEnd   bool
+}
+
+// seqState is the incremental state of one packet sequence
+// (trusted_packet_sequence_id).
+type seqState struct {
+	valid   bool     // incremental state was cleared and nothing dropped since
+	cpus    []uint64 // bitmask of CPUs whose bundles came on this sequence
+	missing int64    // packets that needed incremental state the sequence lacked
+}
+
+// NewReader returns a Reader of the Perfetto trace in r. It reads nothing
+// before the first call to Next.
+func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
+	strs := opts.Strings
+	if strs == nil {
+		strs = timeline.NewStrings()
+	}
+	br, ok := r.(*bufio.Reader)
+	if !ok || br.Size() < 64<<10 {
+		br = bufio.NewReaderSize(r, 256<<10)
+	}
+	rd := &Reader{
+		name:           opts.Name,
+		lenient:        opts.Lenient,
+		br:             br,
+		strs:           strs,
+		meta:           parse.NewMeta("perfetto"),
+		seqs:           map[uint32]*seqState{},
+		primary:        clockBoottime,
+		procs:          map[timeline.TID]Process{},
+		comms:          map[timeline.TID]timeline.CommID{},
+		tracingStarted: timeline.NoTime,
+		unknownNames:   map[uint32]string{},
+		lastTime:       timeline.NoTime,
+		maxCPU:         -1,
+		packetBase:     "TracePacket",
+	}
+	rd.meta.Tasks = map[timeline.TID]parse.TaskInfo{}
+	return rd, nil
+}
+
+// Meta returns what the reader learned so far; it is complete after Next
+// returned io.EOF.
+func (r *Reader) Meta() *parse.Meta { return r.meta }
+
+// Strings returns the interner resolving the events' CommIDs.
+func (r *Reader) Strings() *timeline.Strings { return r.strs }
+
+// Processes returns the processes named by the trace's ProcessTree
+// snapshots, by pid; a later snapshot replaces an earlier entry.
+func (r *Reader) Processes() map[timeline.TID]Process { return r.procs }
+
+// TracingStarted returns the packet time of the tracing service's
+// "tracing_started" event (TracingServiceEvent.tracing_started), or
+// timeline.NoTime. trace_processor drops ftrace events before it; this
+// reader does not.
+func (r *Reader) TracingStarted() timeline.Time { return r.tracingStarted }
+
+// Next fills ev with the next event. Events come bundle by bundle in file
+// order; within a bundle (one CPU) in timestamp order. It returns io.EOF at
+// the end and a *parse.ParseError for malformed input.
+func (r *Reader) Next(ev *timeline.Event) error {
+	for {
+		if r.m.active {
+			ok, err := r.nextMerged(ev)
+			if ok {
+				return nil
+			}
+			if err != nil {
+				r.done = true
+				return err
+			}
+			continue
+		}
+		if r.outPos < len(r.out) {
+			*ev = r.out[r.outPos]
+			r.outPos++
+			return nil
+		}
+		if r.errAfter != nil {
+			err := r.errAfter
+			r.errAfter = nil
+			if !r.lenient {
+				r.done = true
+				r.out = r.out[:0]
+				r.outPos = 0
+				return err
+			}
+			r.meta.Skip(err)
+			continue
+		}
+		if r.done {
+			return io.EOF
+		}
+		r.out = r.out[:0]
+		r.outPos = 0
+		if err := r.step(); err != nil {
+			if errors.Is(err, io.EOF) {
+				r.finish()
+				r.done = true
+				continue
+			}
+			var fatal *fatalError
+			if errors.As(err, &fatal) {
+				// The framing is broken: nothing after it can be read.
+				r.errAfter = fatal.err
+				if r.lenient {
+					r.finish()
+					r.done = true
+				}
+				continue
+			}
+			r.errAfter = err
+		}
+	}
+}
+
+// fatalError wraps a framing error after which the stream cannot be resynced.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func (r *Reader) perr(off int64, record string, fe *fieldError) *parse.ParseError {
+	rec := record
+	if fe.path != "" {
+		rec = record + "." + fe.path
+	}
+	return &parse.ParseError{File: r.name, Offset: off, Record: rec, Msg: fe.msg, Err: fe.err}
+}
+
+// step reads and decodes one packet. It returns io.EOF at the end of input.
+func (r *Reader) step() error {
+	if r.nested != nil {
+		if r.nestedPos < len(r.nested) {
+			return r.stepNested()
+		}
+		r.nested = nil
+		r.inNested = false
+		r.packetBase = "TracePacket"
+	}
+	pkt, off, err := r.readPacket()
+	if err != nil {
+		return err
+	}
+	r.curOff = off
+	if fe := r.decodePacket(pkt, off); fe != nil {
+		return r.perr(off, r.packetBase, fe)
+	}
+	return nil
+}
+
+// stepNested decodes the next packet of a decompressed compressed_packets
+// payload (a serialized Trace).
+func (r *Reader) stepNested() error {
+	for r.nestedPos < len(r.nested) {
+		f, n, fe := next(r.nested[r.nestedPos:])
+		if fe != nil {
+			r.nestedPos = len(r.nested)
+			return r.perr(r.nestedOff, "TracePacket.compressed_packets", fe)
+		}
+		r.nestedPos += n
+		if f.num != fTracePacket {
+			continue
+		}
+		if fe := f.want(protowire.BytesType, "packet"); fe != nil {
+			r.nestedPos = len(r.nested)
+			return r.perr(r.nestedOff, "TracePacket.compressed_packets", fe)
+		}
+		r.curOff = r.nestedOff
+		if fe := r.decodePacket(f.b, r.nestedOff); fe != nil {
+			return r.perr(r.nestedOff, r.packetBase, fe)
+		}
+		return nil
+	}
+	return nil
+}
+
+// readPacket reads the next top-level Trace.packet from the stream into the
+// reused packet buffer. Other top-level fields are skipped.
+func (r *Reader) readPacket() ([]byte, int64, error) {
+	for {
+		start := r.off
+		tag, err := r.readVarint()
+		if err == io.EOF {
+			return nil, start, io.EOF
+		}
+		if err != nil {
+			return nil, start, r.fatal(start, "Trace", "tag", err)
+		}
+		num, typ := protowire.DecodeTag(tag)
+		if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
+			return nil, start, r.fatal(start, "Trace", fmt.Sprintf("invalid field number %d", num), parse.ErrBadField)
+		}
+		switch typ {
+		case protowire.BytesType:
+		case protowire.VarintType:
+			if _, err := r.readVarint(); err != nil {
+				if err == io.EOF {
+					err = &truncation{want: -1}
+				}
+				return nil, start, r.fatal(start, "Trace", fmt.Sprintf("field %d", num), err)
+			}
+			continue
+		case protowire.Fixed32Type, protowire.Fixed64Type:
+			n := 4
+			if typ == protowire.Fixed64Type {
+				n = 8
+			}
+			if err := r.discard(n); err != nil {
+				return nil, start, r.fatal(start, "Trace", fmt.Sprintf("field %d", num), err)
+			}
+			continue
+		default:
+			return nil, start, r.fatal(start, "Trace", fmt.Sprintf("field %d: want wire type bytes, got %s", num, wireNames[typ&7]), parse.ErrBadField)
+		}
+		ln, err := r.readVarint()
+		if err != nil {
+			if err == io.EOF {
+				err = &truncation{want: -1}
+			}
+			return nil, start, r.fatal(start, "TracePacket", "length", err)
+		}
+		if ln > MaxPacketSize {
+			return nil, start, r.fatal(start, "TracePacket", fmt.Sprintf("length %d exceeds the %d byte limit", ln, MaxPacketSize), parse.ErrBadField)
+		}
+		if num != fTracePacket {
+			if err := r.discard(int(ln)); err != nil {
+				return nil, start, r.fatal(start, "Trace", fmt.Sprintf("bytes field %d", num), err)
+			}
+			continue
+		}
+		body, err := r.readBody(int(ln))
+		if err != nil {
+			return nil, start, r.fatal(start, "TracePacket", "bytes field 1", err)
+		}
+		return body, start, nil
+	}
+}
+
+// truncation describes input that ended early.
+type truncation struct{ want, have int64 }
+
+func (t *truncation) Error() string {
+	if t.want < 0 {
+		return "input ends inside a varint"
+	}
+	return fmt.Sprintf("truncated: want %d, have %d", t.want, t.have)
+}
+
+// fatal builds the error of a broken frame: what (the field) and the cause.
+func (r *Reader) fatal(off int64, record, what string, cause error) error {
+	pe := &parse.ParseError{File: r.name, Offset: off, Record: record}
+	var tr *truncation
+	switch {
+	case errors.As(cause, &tr):
+		pe.Msg, pe.Err = what+" "+tr.Error(), parse.ErrTruncated
+	case cause == parse.ErrBadField || cause == parse.ErrTruncated:
+		pe.Msg, pe.Err = what, cause
+	case cause == errVarintOverflow:
+		pe.Msg, pe.Err = what+": "+cause.Error(), parse.ErrBadField
+	default:
+		// An I/O error of the underlying reader (a corrupt gzip stream...).
+		pe.Msg, pe.Err = what+": "+cause.Error(), cause
+	}
+	return &fatalError{err: pe}
+}
+
+// readVarint reads a base-128 varint from the stream. It returns io.EOF only
+// when the input ends before its first byte.
+func (r *Reader) readVarint() (uint64, error) {
+	var v uint64
+	for i := 0; i < 10; i++ {
+		c, err := r.br.ReadByte()
+		if err != nil {
+			if i == 0 && err == io.EOF {
+				return 0, io.EOF
+			}
+			if err == io.EOF {
+				return 0, &truncation{want: -1}
+			}
+			return 0, err
+		}
+		r.off++
+		if i == 9 && c > 1 {
+			break
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, nil
+		}
+	}
+	return 0, errVarintOverflow
+}
+
+var errVarintOverflow = errors.New("variable length integer overflow")
+
+func (r *Reader) discard(n int) error {
+	m, err := r.br.Discard(n)
+	r.off += int64(m)
+	if m < n {
+		if err == nil || err == io.EOF {
+			return &truncation{want: int64(n), have: int64(m)}
+		}
+		return err
+	}
+	return nil
+}
+
+// readBody reads exactly n bytes into the reused packet buffer, growing it
+// by at most readChunk at a time, so that a length past the end of the
+// input never allocates much more than the input.
+func (r *Reader) readBody(n int) ([]byte, error) {
+	buf := r.pkt[:0]
+	for len(buf) < n {
+		chunk := n - len(buf)
+		if chunk > readChunk && cap(buf) < n {
+			chunk = readChunk
+		}
+		if cap(buf) < len(buf)+chunk {
+			nb := make([]byte, len(buf), max(len(buf)+chunk, 2*cap(buf)))
+			copy(nb, buf)
+			buf = nb
+		}
+		k, err := io.ReadFull(r.br, buf[len(buf):len(buf)+chunk])
+		r.off += int64(k)
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			r.pkt = buf
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil, &truncation{want: int64(n), have: int64(len(buf))}
+			}
+			return nil, err
+		}
+	}
+	r.pkt = buf
+	return buf, nil
+}
+
+// packetFields holds the fields of one TracePacket that are decoded after
+// the whole packet was scanned (their meaning depends on other fields).
+type packetFields struct {
+	ftrace, tree, sysInfo, cpuInfo, stats, snapshot, service, compressed, zstd []byte
+	hasTimestamp, hasSeq, hasMachine                                           bool
+	timestamp                                                                  uint64
+	seq, flags, machine                                                        uint32
+	dropped, cleared, first                                                    bool
+}
+
+// decodePacket decodes one TracePacket. Events of an ftrace bundle go to
+// r.out.
+func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
+	var p packetFields
+	for len(b) > 0 {
+		f, n, fe := next(b)
+		if fe != nil {
+			return fe
+		}
+		b = b[n:]
+		var dst *[]byte
+		var name string
+		switch f.num {
+		case fPacketFtraceEvents:
+			dst, name = &p.ftrace, "ftrace_events"
+		case fPacketProcessTree:
+			dst, name = &p.tree, "process_tree"
+		case fPacketSystemInfo:
+			dst, name = &p.sysInfo, "system_info"
+		case fPacketCPUInfo:
+			dst, name = &p.cpuInfo, "cpu_info"
+		case fPacketFtraceStats:
+			dst, name = &p.stats, "ftrace_stats"
+		case fPacketClockSnapshot:
+			dst, name = &p.snapshot, "clock_snapshot"
+		case fPacketServiceEvent:
+			dst, name = &p.service, "service_event"
+		case fPacketCompressed:
+			dst, name = &p.compressed, "compressed_packets"
+		case fPacketZstdCompressed:
+			dst, name = &p.zstd, "zstd_compressed_packets"
+		case fPacketInternedData:
+			// Interned data carries kernel symbols and track-event strings;
+			// ftrace bundles reference none of it (compact_sched has its own
+			// per-bundle intern table), so it is checked and skipped.
+			if fe := f.want(protowire.BytesType, "interned_data"); fe != nil {
+				return fe
+			}
+			continue
+		case fPacketTimestamp, fPacketSequenceID, fPacketSequenceFlags, fPacketIncrementalCleared,
+			fPacketPreviousDropped, fPacketFirstOnSequence, fPacketMachineID:
+			if fe := f.want(protowire.VarintType, packetFieldName(f.num)); fe != nil {
+				return fe
+			}
+			switch f.num {
+			case fPacketTimestamp:
+				p.timestamp, p.hasTimestamp = f.v, true
+			case fPacketSequenceID:
+				p.seq, p.hasSeq = uint32(f.v), true
+			case fPacketSequenceFlags:
+				p.flags = uint32(f.v)
+			case fPacketIncrementalCleared:
+				p.cleared = f.v != 0
+			case fPacketPreviousDropped:
+				p.dropped = f.v != 0
+			case fPacketFirstOnSequence:
+				p.first = f.v != 0
+			case fPacketMachineID:
+				p.machine, p.hasMachine = uint32(f.v), true
+			}
+			continue
+		default:
+			continue
+		}
+		if fe := f.want(protowire.BytesType, name); fe != nil {
+			return fe
+		}
+		*dst = f.b
+	}
+
+	seq := r.sequence(&p)
+
+	// Data of another machine (a remote machine of a multi-machine trace)
+	// is counted, not mixed with the host's CPUs.
+	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil {
+		if !r.hostKnown {
+			r.host, r.hostKnown = p.machine, true
+		} else if p.machine != r.host {
+			r.meta.Unknown["packets_of_other_machines"]++
+			return nil
+		}
+	}
+
+	if p.compressed != nil || p.zstd != nil {
+		if r.inNested {
+			return badField("compressed packets nested inside compressed packets")
+		}
+		if p.compressed != nil {
+			if fe := r.inflate(p.compressed, false); fe != nil {
+				return fe.in("compressed_packets")
+			}
+		} else if fe := r.inflate(p.zstd, true); fe != nil {
+			return fe.in("zstd_compressed_packets")
+		}
+		r.nestedOff = off
+		r.inNested = true
+		r.packetBase = "TracePacket.compressed_packets.TracePacket"
+		return nil
+	}
+	if p.snapshot != nil {
+		if fe := r.decodeClockSnapshot(p.snapshot); fe != nil {
+			return fe.in("clock_snapshot")
+		}
+	}
+	if p.service != nil {
+		if fe := r.decodeServiceEvent(p.service, &p); fe != nil {
+			return fe.in("service_event")
+		}
+	}
+	if p.sysInfo != nil {
+		if fe := r.decodeSystemInfo(p.sysInfo); fe != nil {
+			return fe.in("system_info")
+		}
+	}
+	if p.cpuInfo != nil {
+		if fe := r.decodeCPUInfo(p.cpuInfo); fe != nil {
+			return fe.in("cpu_info")
+		}
+	}
+	if p.tree != nil {
+		if fe := r.decodeProcessTree(p.tree); fe != nil {
+			return fe.in("process_tree")
+		}
+	}
+	if p.stats != nil {
+		if fe := r.decodeFtraceStats(p.stats); fe != nil {
+			return fe.in("ftrace_stats")
+		}
+	}
+	if p.ftrace != nil {
+		if fe := r.decodeBundle(p.ftrace, seq); fe != nil {
+			return fe.in("ftrace_events")
+		}
+	}
+	return nil
+}
+
+func packetFieldName(n protowire.Number) string {
+	switch n {
+	case fPacketTimestamp:
+		return "timestamp"
+	case fPacketSequenceID:
+		return "trusted_packet_sequence_id"
+	case fPacketSequenceFlags:
+		return "sequence_flags"
+	case fPacketIncrementalCleared:
+		return "incremental_state_cleared"
+	case fPacketPreviousDropped:
+		return "previous_packet_dropped"
+	case fPacketFirstOnSequence:
+		return "first_packet_on_sequence"
+	case fPacketMachineID:
+		return "machine_id"
+	}
+	return "field " + strconv.Itoa(int(n))
+}
+
+// sequence updates the incremental state of the packet's sequence and
+// returns it.
+//
+// Perfetto's rule: a sequence's incremental state (interned data, packet
+// defaults) is valid from a packet flagged SEQ_INCREMENTAL_STATE_CLEARED (or
+// the older incremental_state_cleared) until a packet of the sequence is
+// lost (previous_packet_dropped). A packet flagged SEQ_NEEDS_INCREMENTAL_STATE
+// on a sequence whose state is not valid cannot be resolved; trace_processor
+// drops it. FtraceEventBundles never depend on that state, so they are
+// still decoded; such packets are counted in Meta.Warnings at the end.
+// A dropped packet on a sequence means events of the CPUs that sequence
+// carried may be missing: those CPUs are flagged as having lost events.
+func (r *Reader) sequence(p *packetFields) *seqState {
+	s := r.seqs[p.seq]
+	if s == nil {
+		s = &seqState{}
+		r.seqs[p.seq] = s
+	}
+	if p.dropped {
+		s.valid = false
+		for w, mask := range s.cpus {
+			for mask != 0 {
+				i := w*64 + bits.TrailingZeros64(mask)
+				mask &= mask - 1
+				r.markLost(i, timeline.NoTime, -1)
+			}
+		}
+	}
+	if p.flags&seqIncrementalStateCleared != 0 || p.cleared {
+		s.valid = true
+	}
+	if p.flags&seqNeedsIncrementalState != 0 && !s.valid {
+		s.missing++
+	}
+	return s
+}
+
+// inflate decompresses a compressed_packets payload into r.nested: zlib
+// (what traced writes, zlib's deflateInit) or raw deflate, or zstd.
+func (r *Reader) inflate(b []byte, isZstd bool) *fieldError {
+	r.nestedBuf.Reset()
+	var src io.Reader
+	if isZstd {
+		if r.zstdDec == nil {
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxInflatedSize))
+			if err != nil {
+				return badField("zstd: %v", err)
+			}
+			r.zstdDec = d
+		}
+		if err := r.zstdDec.Reset(bytes.NewReader(b)); err != nil {
+			return badField("zstd: %v", err)
+		}
+		src = r.zstdDec
+	} else if len(b) >= 2 && b[0]&0x0f == 8 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0 {
+		zr, err := zlib.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return badField("zlib: %v", err)
+		}
+		defer zr.Close()
+		src = zr
+	} else {
+		fr := flate.NewReader(bytes.NewReader(b))
+		defer fr.Close()
+		src = fr
+	}
+	// Perfetto keeps a compressed_packets field under 512 KiB and real
+	// trace data compresses far less than 256:1; the cap keeps a
+	// decompression bomb from costing more than that ratio.
+	limit := min(MaxInflatedSize, max(1<<20, 256*int64(len(b))))
+	n, err := r.nestedBuf.ReadFrom(io.LimitReader(src, limit+1))
+	if err != nil {
+		cause := parse.ErrBadField
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			cause = parse.ErrTruncated
+		}
+		return &fieldError{msg: "decompressing: " + err.Error(), err: cause}
+	}
+	if n > limit {
+		return badField("decompressed size exceeds the %d byte limit (256 times the compressed size, at least 1 MiB)", limit)
+	}
+	r.nested = r.nestedBuf.Bytes()
+	r.nestedPos = 0
+	return nil
+}
+
+// markLost flags events lost on cpu before its next event. start is the
+// time data is known good until (NoTime: the CPU's last event); arg the
+// count, -1 if unknown. Several flags before one event merge into one.
+func (r *Reader) markLost(cpu int, start timeline.Time, arg int64) {
+	c := r.cpu(cpu)
+	if start == timeline.NoTime {
+		start = c.last
+	}
+	if c.pendLost {
+		if c.lostArg >= 0 && arg >= 0 {
+			c.lostArg += arg
+		} else {
+			c.lostArg = -1
+		}
+		if start != timeline.NoTime && (c.lostStart == timeline.NoTime || start < c.lostStart) {
+			c.lostStart = start
+		}
+	} else {
+		c.pendLost, c.lostStart, c.lostArg = true, start, arg
+	}
+	c.lostMarked = true
+}
+
+// cpu returns the state of CPU i, growing the table as needed (i <= MaxCPU).
+func (r *Reader) cpu(i int) *cpuState {
+	for len(r.cpus) <= i {
+		r.cpus = append(r.cpus, cpuState{last: timeline.NoTime, startAt: timeline.NoTime, lostStart: timeline.NoTime})
+	}
+	if i > r.maxCPU {
+		r.maxCPU = i
+	}
+	return &r.cpus[i]
+}
+
+// finish produces the events due at EOF (lost records with no later event
+// on their CPU) and completes Meta.
+func (r *Reader) finish() {
+	for i := range r.cpus {
+		c := &r.cpus[i]
+		if c.haveEnd && !c.lostMarked {
+			if d := c.statsEnd - c.statsStart; d > 0 {
+				r.markLost(i, timeline.NoTime, d)
+			}
+		} else if c.haveEnd {
+			if d := c.statsEnd - c.statsStart; d > 0 {
+				r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("CPU %d: ftrace stats count %d events overrun or dropped; the bundles flag the gaps without counts", i, d))
+			}
+		}
+		if !c.pendLost {
+			continue
+		}
+		t := c.last
+		if t == timeline.NoTime {
+			t = r.lastTime
+		}
+		ev := timeline.Event{}
+		ev.Reset()
+		ev.Kind, ev.CPU, ev.Time, ev.Start, ev.Arg = timeline.KindLost, timeline.CPU(i), t, t, c.lostArg
+		r.out = append(r.out, ev)
+		c.pendLost = false
+	}
+	if r.meta.NCPU == 0 {
+		if r.meta.Topology != nil && len(r.meta.Topology.CPUs) > 0 {
+			r.meta.NCPU = len(r.meta.Topology.CPUs)
+		} else {
+			r.meta.NCPU = r.maxCPU + 1
+		}
+	}
+	var missing int64
+	ids := make([]uint32, 0, len(r.seqs))
+	for id := range r.seqs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		missing += r.seqs[id].missing
+	}
+	if missing > 0 {
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("%d packets need incremental state their sequence never set (ftrace data in them was still read)", missing))
+	}
+	if r.meta.Clock == "" {
+		r.meta.Clock = "boot"
+	}
+}
+
+// commOf interns a comm, trimming nothing: Perfetto stores comms verbatim.
+// A small direct-mapped cache in front of the shared interner saves its
+// lock and map lookup for the few comms a trace repeats.
+func (r *Reader) commOf(b []byte) timeline.CommID {
+	if len(b) == 0 {
+		return timeline.NoComm
+	}
+	h := uint32(len(b))
+	for _, c := range b {
+		h = h*31 + uint32(c)
+	}
+	slot := &r.commCache[h%uint32(len(r.commCache))]
+	if slot.id != timeline.NoComm && slot.s == string(b) {
+		return slot.id
+	}
+	id := r.strs.ID(b)
+	slot.s, slot.id = r.strs.Get(id), id
+	return id
+}
+
+// toTime converts an ftrace timestamp to the trace clock.
+func (r *Reader) toTime(ts uint64) (timeline.Time, *fieldError) {
+	if ts > math.MaxInt64 {
+		return 0, badField("timestamp %d out of range", ts)
+	}
+	return timeline.Time(int64(ts) + r.clockOffset), nil
+}
