@@ -230,6 +230,21 @@ func load(s *Stream, path string) (*Loaded, error) {
 		return nil, err
 	}
 	tl.Topology = meta.Topology
+	// Thread groups and names a trace states outside its events (Perfetto's
+	// process tree) complete what the events said.
+	for i := range tl.Tasks {
+		tk := &tl.Tasks[i]
+		ti, ok := meta.Tasks[tk.PID]
+		if !ok || tk.Idle {
+			continue
+		}
+		if tk.TGID < 0 && ti.TGID >= 0 {
+			tk.TGID = ti.TGID
+		}
+		if tk.Comm == timeline.NoComm && ti.Comm != "" {
+			tk.Comm = tl.Strings.IDString(ti.Comm)
+		}
+	}
 	return &Loaded{Timeline: tl, Meta: meta, Compression: s.Compression, Path: path}, nil
 }
 

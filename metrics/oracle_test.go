@@ -283,6 +283,18 @@ func TestPerfTimehistOracle(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			tl := loadText(t, dir+file)
 			acc := metrics.Account(tl, metrics.Window{Start: tl.Start, End: tl.End})
+			// Wakeups whose sched_waking has the same microsecond as the
+			// wakee's switch-out: perf orders them by nanosecond, and when the
+			// waking came first it counts the wait as "wait time", not "sch
+			// delay"; schedlens, which must give the same answer for text and
+			// Perfetto encodings that keep no order between CPUs, takes them
+			// as sleep-then-wakeup.
+			tie := map[int]int64{}
+			tl.Walk(func(sp *timeline.Span) {
+				if sp.Task != timeline.NoTask && sp.State == timeline.SpanWoken && sp.Flags&timeline.SpanSameTimeWake != 0 {
+					tie[int(tl.Tasks[sp.Task].PID)] += int64(sp.End - sp.Start)
+				}
+			})
 			type sum struct{ lat, run, inc int64 }
 			ours := map[int]*sum{}
 			for _, tk := range acc.Tasks {
@@ -300,7 +312,7 @@ func TestPerfTimehistOracle(t *testing.T) {
 			// "-1" instead of the exiting task: these two tasks' run time in
 			// timehist misses their final slice (0.218 and 0.276 ms).
 			perfExitArtifact := map[int]bool{13334: true, 13335: true}
-			listed, match, touched := 0, 0, 0
+			listed, match, touched, ties := 0, 0, 0, 0
 			for tid, a := range th {
 				if tid <= 0 {
 					continue
@@ -320,13 +332,15 @@ func TestPerfTimehistOracle(t *testing.T) {
 				case s.inc > 0:
 					touched++
 				case perfExitArtifact[tid] && okLat:
+				case okRun && math.Abs(float64(s.lat-tie[tid])/1e6-a.sch) <= tol:
+					ties++
 				default:
 					t.Errorf("tid %d (%d rows): wakeup_latency %.3f ms vs sch delay %.3f; run %.3f ms vs %.3f",
 						tid, a.rows, float64(s.lat)/1e6, a.sch, float64(s.run)/1e6, a.run)
 				}
 			}
-			t.Logf("%d of %d timehist tasks match exactly; %d touched by the %d detected inconsistencies; %d perf exit-slice artifacts",
-				match, listed, touched, len(tl.Inconsistencies), len(perfExitArtifact))
+			t.Logf("%d of %d timehist tasks match exactly; %d touched by the %d detected inconsistencies; %d perf exit-slice artifacts; %d differ only by same-microsecond waking/switch-out order",
+				match, listed, touched, len(tl.Inconsistencies), len(perfExitArtifact), ties)
 			if float64(match) < 0.85*float64(listed) {
 				t.Errorf("only %d of %d tasks match timehist (want at least 85%%)", match, listed)
 			}

@@ -64,7 +64,7 @@ func (b *Builder) Add(ev Event) {
 		b.err = fmt.Errorf("event %d (%v at %s): CPU %d out of range", len(b.times), ev.Kind, ev.Time.Seconds(), ev.CPU)
 		return
 	}
-	if ev.Kind == KindLost {
+	if ev.Kind == KindLost || ev.Kind == KindBufferStart && ev.Start != NoTime {
 		b.starts[len(b.times)] = ev.Start
 	}
 	b.times = append(b.times, ev.Time)
@@ -236,12 +236,23 @@ func (b *Builder) Finish() (*Timeline, error) {
 	for i := range tl.CPUFirst {
 		tl.CPUFirst[i], tl.CPULast[i] = NoTime, NoTime
 	}
+	// complete[c]: from when CPU c's stream is known complete, when a
+	// reader says so (Perfetto's previous_bundle_end_timestamp).
+	complete := make([]Time, ncpu)
+	for i := range complete {
+		complete[i] = NoTime
+	}
 	for i, t := range tl.Times {
 		c := tl.CPUs[i]
 		k := tl.Kinds[i]
 		tl.KindCounts[k]++
 		if tl.CPUFirst[c] == NoTime {
 			tl.CPUFirst[c] = t
+		}
+		if k == KindBufferStart {
+			if s, ok := starts[i]; ok && s > complete[c] {
+				complete[c] = s
+			}
 		}
 		tl.CPULast[c] = t
 		switch k {
@@ -266,6 +277,10 @@ func (b *Builder) Finish() (*Timeline, error) {
 		for c, f := range tl.CPUFirst {
 			if f == NoTime {
 				continue
+			}
+			if complete[c] != NoTime && complete[c] > f && complete[c] <= tl.End {
+				f = complete[c]
+				tl.CPUFirst[c] = f
 			}
 			if f > tl.ValidStart {
 				tl.ValidStart = f

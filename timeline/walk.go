@@ -40,6 +40,10 @@ const (
 	// perf sched timehist's "wait time" treat it so), not a wakeup-latency
 	// sample.
 	SpanAfterRace
+	// SpanSameTimeWake: a SpanWoken whose sched_waking has the same
+	// timestamp as the task's switch-out; at that resolution the order of
+	// the two is unknown, and it is taken as sleep, then wakeup.
+	SpanSameTimeWake
 	// SpanNoWakeInfo: a SpanSleeping ended by a switch-in in a trace with no
 	// wakeup events at all: sleep and wait cannot be told apart.
 	SpanNoWakeInfo
@@ -398,6 +402,7 @@ func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
 		}
 		// New state of prev.
 		race, wakeup := p.waking, p.wakeup
+		pw, pctx, pcpu, ptgt := p.waker, p.wctx, p.wcpu, p.target
 		ns := sleepState(state)
 		if tl.Tasks[prev].Idle {
 			ns = SpanSleeping
@@ -406,6 +411,19 @@ func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
 		if ns == SpanPreempted {
 			p.enq = t
 			p.target = cpu
+		} else if ns != SpanDead && race == t {
+			// A waking in the same timestamp as the switch-out: the order of
+			// the two is a matter of clock resolution (text traces print
+			// microseconds; a Perfetto trace keeps no order between CPUs),
+			// so it is the ordinary order, sleep then wakeup, whichever
+			// came first in the input.
+			p.st = SpanWoken
+			p.flags |= SpanSameTimeWake
+			p.waker, p.wctx, p.wcpu, p.target = pw, pctx, pcpu, ptgt
+			w.WakeRunning-- // counted when the waking came first
+			if wakeup != NoTime && wakeup >= race {
+				p.enq = t
+			}
 		} else if ns != SpanDead && race != NoTime {
 			// Woken while going to sleep: if no new waking comes before it
 			// runs again, it was runnable from this switch-out.
@@ -474,6 +492,7 @@ func (w *walker) doWaking(i int, t Time, cpu CPU, id TaskID) {
 			return
 		}
 		ts.waking = t
+		ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
 		w.WakeRunning++
 		return
 	case SpanWoken, SpanPreempted:

@@ -499,6 +499,9 @@ func (r *Reader) commOfTask(t timeline.TID) timeline.CommID {
 // pending Lost record, due before an event at time now, and clears it.
 func (r *Reader) pendingInto(ev *timeline.Event, cpu timeline.CPU, c *cpuState, now timeline.Time) {
 	*ev = timeline.Event{Time: now, CPU: cpu, Task: timeline.NoTID, Other: timeline.NoTID, Prio: -1, OPrio: -1, TGID: -1}
+	// A compact switch after lost or missing data must not take its prev
+	// from a switch before the gap: the task running then is unknown.
+	c.curKnown = false
 	if c.pendStart {
 		ev.Kind, ev.Start = timeline.KindBufferStart, c.startAt
 		c.pendStart = false

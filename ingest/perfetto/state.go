@@ -165,6 +165,18 @@ func (l stateLayout) encode(s timeline.State) (int64, error) {
 		raw |= preempt
 		rest &^= timeline.StatePreempted
 	}
+	if rest&timeline.StateWaking != 0 {
+		// trace-cmd's report prints W for the kernel's I (TASK_REPORT_IDLE)
+		// on 4.14+ kernels, whose report states have no TASK_WAKING: write
+		// what the kernel recorded.
+		for _, b := range bits {
+			if b.state == timeline.StateIdle {
+				raw |= b.raw
+				rest &^= timeline.StateWaking
+				break
+			}
+		}
+	}
 	if rest&timeline.StateIdle != 0 && l != layoutReport {
 		// Before 4.14 TASK_IDLE is TASK_UNINTERRUPTIBLE|TASK_NOLOAD.
 		raw |= 0x2 | 0x400

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+func init() { subcommands = append(subcommands, newConvertCmd) }
+
+func newConvertCmd() *cobra.Command {
+	var (
+		out          string
+		compact      bool
+		lenient      bool
+		topologyFlag string
+	)
+	cmd := &cobra.Command{
+		Use:   "convert TRACE -o OUT.pftrace",
+		Short: "Write any trace as a Perfetto trace (for ui.perfetto.dev and trace_processor)",
+		Long: `convert streams any input schedlens reads into a Perfetto protobuf trace:
+ftrace event bundles per CPU (optionally in the compact_sched encoding), the
+process tree, system info with the CPU topology, and lost-event counts. The
+output is written to a temporary file beside OUT and renamed when complete.`,
+		Example: `  schedlens convert trace.txt.zst -o trace.pftrace
+  schedlens convert --compact-sched perf-script.txt.gz -o small.pftrace
+  schedlens convert --topology juno-r2 trace.txt -o juno.pftrace`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("-o OUT.pftrace is required")
+			}
+			n, err := convertTrace(args[0], out, compact, lenient, topologyFlag)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d events to %s\n", n, out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&out, "output", "o", "", "output file (Perfetto protobuf)")
+	fl.BoolVar(&compact, "compact-sched", false, "write sched_switch and sched_waking in the compact_sched encoding")
+	fl.BoolVar(&lenient, "lenient", false, "skip malformed input records (counted) instead of stopping")
+	fl.StringVar(&topologyFlag, "topology", "", "CPU topology to record: a file (topology.txt or JSON) or a preset name")
+	return cmd
+}
+
+// convertTrace streams in to a Perfetto trace at out and returns the number
+// of events written. The process tree comes from the input's own (Perfetto)
+// or from the comms and thread groups its events carry.
+func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, error) {
+	s, err := ingest.Open(in, ingest.Options{Name: in, Lenient: lenient})
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return 0, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	strs := s.Strings()
+	var w *perfetto.Writer
+	type taskInfo struct {
+		tgid int32
+		comm timeline.CommID
+	}
+	tasks := map[timeline.TID]*taskInfo{}
+	note := func(pid timeline.TID, comm timeline.CommID, tgid int32) {
+		if pid <= 0 {
+			return
+		}
+		ti := tasks[pid]
+		if ti == nil {
+			ti = &taskInfo{tgid: -1}
+			tasks[pid] = ti
+		}
+		if comm != timeline.NoComm {
+			ti.comm = comm
+		}
+		if tgid >= 0 && ti.tgid < 0 {
+			ti.tgid = tgid
+		}
+	}
+	var pending []timeline.Event
+	n := 0
+	var ev timeline.Event
+	for {
+		err := s.Next(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		header := ev.Other
+		if ev.Kind == timeline.KindExit {
+			header = ev.Task
+		}
+		note(ev.Task, ev.Comm, -1)
+		note(ev.Other, ev.OComm, -1)
+		if header != timeline.NoTID {
+			note(header, timeline.NoComm, ev.TGID)
+		}
+		if w == nil {
+			// The writer needs the trace's metadata, which text readers
+			// learn from their header: start it at the first event.
+			pending = append(pending, ev)
+			if len(pending) < 64 {
+				continue
+			}
+			if w, err = startWriter(tmp, s, compact, in, topoFlag); err != nil {
+				return n, err
+			}
+			for i := range pending {
+				if err := w.Add(&pending[i]); err != nil {
+					return n, err
+				}
+				n++
+			}
+			pending = nil
+			continue
+		}
+		if err := w.Add(&ev); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if w == nil {
+		if w, err = startWriter(tmp, s, compact, in, topoFlag); err != nil {
+			return n, err
+		}
+		for i := range pending {
+			if err := w.Add(&pending[i]); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	for pid, ti := range s.Meta().Tasks {
+		note(pid, strs.IDString(ti.Comm), ti.TGID)
+	}
+	for pid, ti := range tasks {
+		if err := w.Task(pid, ti.tgid, strs.Get(ti.comm)); err != nil {
+			return n, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return n, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return n, err
+	}
+	if err := tmp.Close(); err != nil {
+		return n, err
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return n, err
+	}
+	done = true
+	return n, nil
+}
+
+func startWriter(f *os.File, s *ingest.Stream, compact bool, in, topoFlag string) (*perfetto.Writer, error) {
+	m := s.Meta()
+	var topo *topology.Topology
+	if m.Topology != nil || topoFlag != "" {
+		t, err := topology.Resolve(m.Topology, in, topoFlag, m.NCPU)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		topo = t
+	} else if t, err := topology.Resolve(nil, in, "", m.NCPU); err == nil && t.Source != "default" {
+		topo = t
+	}
+	return perfetto.NewWriter(f, perfetto.WriterOptions{
+		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU,
+	})
+}

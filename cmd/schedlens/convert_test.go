@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+type tasksDoc struct {
+	Trace struct {
+		Events          int `json:"events"`
+		Inconsistencies int `json:"inconsistencies"`
+	} `json:"trace"`
+	Tasks []map[string]any `json:"tasks"`
+}
+
+func tasksJSON(t *testing.T, path string) tasksDoc {
+	t.Helper()
+	out, stderr, code := execute(t, "tasks", "--format", "json", path)
+	if code != 0 {
+		t.Fatalf("tasks %s: exit %d: %s", path, code, stderr)
+	}
+	var d tasksDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// firstPrevs returns the pids that the first switch on each CPU, and the
+// first after each lost-event gap, switches out: compact_sched does not store
+// a switch's prev, so it cannot name them.
+func firstPrevs(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	ld, err := ingest.Load(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := ld.Timeline
+	seen := map[int16]bool{}
+	out := map[string]bool{}
+	for i, k := range tl.Kinds {
+		if k == timeline.KindLost {
+			seen[tl.CPUs[i]] = false
+		}
+		if k != timeline.KindSwitch || seen[tl.CPUs[i]] {
+			continue
+		}
+		seen[tl.CPUs[i]] = true
+		if o := tl.Other[i]; o != timeline.NoTask {
+			out[fmt.Sprint(tl.Tasks[o].PID)] = true
+		}
+	}
+	return out
+}
+
+// compareTasks checks b's per-task figures equal a's. When inferred is set
+// (compact_sched, which infers a switch's prev from the previous switch on
+// that CPU), tasks that an inconsistency touched in a may differ, since the
+// inference cannot see a switch missing from the capture, and so may the
+// tasks that the first switch of a CPU switched out (in allowed); every other
+// difference is an error.
+func compareTasks(t *testing.T, a, b tasksDoc, inferred bool, allowed map[string]bool) (same, differ int) {
+	t.Helper()
+	key := func(m map[string]any) string { return jsonString(m["pid"]) + "/" + jsonString(m["comm"]) }
+	bm := map[string]map[string]any{}
+	byPid := map[string]int{}
+	for _, tk := range b.Tasks {
+		bm[key(tk)] = tk
+		byPid[jsonString(tk["pid"])]++
+	}
+	for _, x := range a.Tasks {
+		touched := x["inconsistencies"].(float64) > 0 || allowed[jsonString(x["pid"])]
+		y, ok := bm[key(x)]
+		if !ok {
+			// A task seen only as a switch's prev is never named by
+			// compact_sched, nor is a name that only a switch's prev_comm
+			// carried (the task then keeps its earlier name).
+			if inferred && (touched || x["switches_in"].(float64) == 0 || byPid[jsonString(x["pid"])] > 0) {
+				differ++
+				continue
+			}
+			t.Errorf("task %s missing after conversion", key(x))
+			continue
+		}
+		if jsonString(x) == jsonString(y) {
+			same++
+			continue
+		}
+		if inferred && touched {
+			differ++
+			continue
+		}
+		t.Errorf("task %s differs:\n before: %s\n after:  %s", key(x), jsonString(x), jsonString(y))
+	}
+	return same, differ
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestConvertRoundTrip: every real text fixture converted to Perfetto and
+// read back gives identical `tasks` JSON; through compact_sched, identical
+// except for tasks that a switch missing from the capture touches.
+func TestConvertRoundTrip(t *testing.T) {
+	fixtures := []string{
+		"ftrace-oracle-busy/trace.txt.zst",
+		"ftrace-oracle-busy/report.txt.zst",
+		"ftrace-hackbench-cyclictest/trace.txt.gz",
+		"ftrace-overflow/trace.txt.gz",
+		"ftrace-pipe-lost/trace.txt.gz",
+		"perf-hackbench-cyclictest/perf-script.txt.gz",
+		"qemu-smt8-hackbench/trace.txt.zst",
+	}
+	dir := t.TempDir()
+	for _, f := range fixtures {
+		t.Run(f, func(t *testing.T) {
+			in := fx + f
+			orig := tasksJSON(t, in)
+			for _, compact := range []bool{false, true} {
+				out := filepath.Join(dir, filepath.Base(filepath.Dir(f))+".pftrace")
+				args := []string{"convert", in, "-o", out}
+				if compact {
+					args = append(args, "--compact-sched")
+				}
+				if _, stderr, code := execute(t, args...); code != 0 {
+					t.Fatalf("convert: exit %d: %s", code, stderr)
+				}
+				back := tasksJSON(t, out)
+				if back.Trace.Events != orig.Trace.Events {
+					t.Errorf("compact=%v: %d events back, want %d", compact, back.Trace.Events, orig.Trace.Events)
+				}
+				same, differ := compareTasks(t, orig, back, compact, firstPrevs(t, in))
+				t.Logf("compact=%v: %d tasks identical, %d differ where compact_sched cannot see a missing switch (inconsistencies %d -> %d)",
+					compact, same, differ, orig.Trace.Inconsistencies, back.Trace.Inconsistencies)
+				if !compact && back.Trace.Inconsistencies != orig.Trace.Inconsistencies {
+					t.Errorf("inconsistencies %d after a plain round trip, want %d", back.Trace.Inconsistencies, orig.Trace.Inconsistencies)
+				}
+			}
+		})
+	}
+}
+
+// TestPerfettoTwinOfText: the Perfetto encodings of ftrace-hackbench-cyclictest
+// (made with Perfetto's own schema by protoc) give the text's per-task
+// figures: the plain one exactly, the compact one except where the inference
+// of prev fields meets the capture's missing switch events.
+func TestPerfettoTwinOfText(t *testing.T) {
+	text := tasksJSON(t, fx+"ftrace-hackbench-cyclictest/trace.txt.gz")
+	for _, c := range []struct {
+		file    string
+		compact bool
+	}{{"trace.pftrace.zst", false}, {"trace-compact.pftrace.zst", true}} {
+		t.Run(c.file, func(t *testing.T) {
+			pb := tasksJSON(t, fx+"perfetto-from-ftrace-hackbench-cyclictest/"+c.file)
+			for _, tk := range append(text.Tasks, pb.Tasks...) {
+				delete(tk, "tgid") // the protoc encoding carries no process tree
+			}
+			same, differ := compareTasks(t, text, pb, c.compact, firstPrevs(t, fx+"ftrace-hackbench-cyclictest/trace.txt.gz"))
+			t.Logf("%d tasks identical, %d differ through inference (inconsistencies %d -> %d)", same, differ, text.Trace.Inconsistencies, pb.Trace.Inconsistencies)
+		})
+	}
+}
