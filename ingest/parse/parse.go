@@ -86,18 +86,18 @@ const MaxSkippedErrors = 20
 // Meta is what a reader learns about its trace besides events. Readers fill
 // it as they go; it is complete once Next has returned io.EOF.
 type Meta struct {
-	Format          string              // "ftrace", "trace_pipe", "trace-cmd", "perf-script", "perfetto"
-	NCPU            int                 // from "#P:N", "cpus=N", system info; 0 if unknown
-	Clock           string              // trace clock when the trace says it ("local", "mono", "boot"), else ""
-	Kernel          string              // kernel version when the trace says it
-	EntriesInBuffer int64               // ftrace header "entries-in-buffer/entries-written", -1 if absent
-	EntriesWritten  int64               // idem; written > in-buffer means the ring buffer overwrote events
-	Topology        *topology.Topology  // CPU topology carried by the trace, or nil
-	Unknown         map[string]int64    // events not interpreted, by name
-	Skipped         int64               // malformed records skipped under Lenient
-	SkippedErrors   []error             // the first MaxSkippedErrors of them
+	Format          string                    // "ftrace", "trace_pipe", "trace-cmd", "perf-script", "perfetto"
+	NCPU            int                       // from "#P:N", "cpus=N", system info; 0 if unknown
+	Clock           string                    // trace clock when the trace says it ("local", "mono", "boot"), else ""
+	Kernel          string                    // kernel version when the trace says it
+	EntriesInBuffer int64                     // ftrace header "entries-in-buffer/entries-written", -1 if absent
+	EntriesWritten  int64                     // idem; written > in-buffer means the ring buffer overwrote events
+	Topology        *topology.Topology        // CPU topology carried by the trace, or nil
+	Unknown         map[string]int64          // events not interpreted, by name
+	Skipped         int64                     // malformed records skipped under Lenient
+	SkippedErrors   []error                   // the first MaxSkippedErrors of them
 	Tasks           map[timeline.TID]TaskInfo // names and thread groups the trace states outside events (Perfetto process tree)
-	Warnings        []string            // format-level remarks for the user
+	Warnings        []string                  // format-level remarks for the user
 }
 
 // TaskInfo is what a trace says about a task outside its events.
