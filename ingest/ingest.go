@@ -115,27 +115,14 @@ func Open(path string, opts parse.Options) (*Stream, error) {
 // NewStream sniffs compression and format of r and returns its reader.
 func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 	s := &Stream{}
-	br := bufio.NewReaderSize(r, 256<<10)
-	magic, _ := br.Peek(4)
-	var in io.Reader = br
-	switch {
-	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &parse.ParseError{File: opts.Name, Record: "gzip header", Msg: "want a gzip stream, got " + err.Error(), Err: parse.ErrTruncated}
-		}
-		zr.Multistream(true)
-		s.Compression = "gzip"
-		s.closers = append(s.closers, zr)
-		in = &decompressErr{r: zr, name: opts.Name, kind: "gzip"}
-	case len(magic) >= 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, &parse.ParseError{File: opts.Name, Record: "zstd header", Msg: err.Error(), Err: parse.ErrTruncated}
-		}
-		s.Compression = "zstd"
-		s.closers = append(s.closers, closeFunc(func() error { zr.Close(); return nil }))
-		in = &decompressErr{r: zr, name: opts.Name, kind: "zstd"}
+	in, closers, err := decompressorNamed(r, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closers...)
+	switch in.(type) {
+	case *decompressErr:
+		s.Compression = in.(*decompressErr).kind
 	}
 	hb := bufio.NewReaderSize(in, sniffLen)
 	head, err := hb.Peek(sniffLen)
@@ -166,6 +153,33 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 	}
 	return nil, &parse.ParseError{File: opts.Name, Line: 1, Record: "trace", Err: parse.ErrUnrecognized,
 		Msg: fmt.Sprintf("want ftrace text, trace-cmd report, perf script or a Perfetto trace; got %q", line)}
+}
+
+// decompressor returns r decompressed if it starts with a gzip or zstd
+// magic number, and what must be closed after.
+func decompressor(r io.Reader) (io.Reader, []io.Closer, error) {
+	return decompressorNamed(r, "")
+}
+
+func decompressorNamed(r io.Reader, name string) (io.Reader, []io.Closer, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, &parse.ParseError{File: name, Record: "gzip header", Msg: "want a gzip stream, got " + err.Error(), Err: parse.ErrTruncated}
+		}
+		zr.Multistream(true)
+		return &decompressErr{r: zr, name: name, kind: "gzip"}, []io.Closer{zr}, nil
+	case len(magic) >= 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, &parse.ParseError{File: name, Record: "zstd header", Msg: err.Error(), Err: parse.ErrTruncated}
+		}
+		return &decompressErr{r: zr, name: name, kind: "zstd"}, []io.Closer{closeFunc(func() error { zr.Close(); return nil })}, nil
+	}
+	return br, nil, nil
 }
 
 // decompressErr turns decompression failures into positioned errors.
