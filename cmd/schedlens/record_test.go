@@ -1,0 +1,246 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/record"
+)
+
+func TestRecordUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no output", []string{"record", "--duration", "1s"}, "-o FILE is required"},
+		{"command without --", []string{"record", "-o", "x.pftrace", "sleep", "1"}, `put the command to trace after --`},
+		{"bad cpus", []string{"record", "-o", "x.pftrace", "--cpus", "3-1"}, "--cpus"},
+		{"bad transport", []string{"record", "-o", "x.pftrace", "--transport", "pipe"}, "want auto, ringbuf or perf"},
+		{"negative duration", []string{"record", "-o", "x.pftrace", "--duration", "-1s"}, "--duration"},
+		{"huge buffer", []string{"record", "-o", "x.pftrace", "--buffer-mb", "4096"}, "--buffer-mb"},
+		{"bad flag", []string{"record", "-o", "x.pftrace", "--frobnicate"}, "unknown flag"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := execute(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit code = %d, want 2 (stderr %q)", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr = %q, want it to mention %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+// needRecord skips unless this process can record (root with BTF here).
+func needRecord(t *testing.T) {
+	t.Helper()
+	if err := record.Check(); err != nil {
+		t.Skipf("cannot record here: %v", err)
+	}
+}
+
+func TestRecordCommand(t *testing.T) {
+	needRecord(t)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"until the command exits", []string{"--", "sleep", "0.3"}},
+		{"for a duration", []string{"--duration", "300ms"}},
+		{"duration stops a longer command", []string{"--duration", "300ms", "--transport", "perf", "--cpus", "0", "--", "sleep", "30"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "rec.pftrace")
+			stdout, stderr, code := execute(t, append([]string{"record", "-o", out}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit code = %d, stderr:\n%s", code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if !strings.Contains(stderr, "recorded ") || !strings.Contains(stderr, "wrote "+out) {
+				t.Errorf("stderr = %q, want the summary", stderr)
+			}
+			ld, err := ingest.Load(out, parse.Options{})
+			if err != nil {
+				t.Fatalf("reading the trace back: %v", err)
+			}
+			if m := ld.Meta; m.Format != "perfetto" || m.NCPU == 0 || m.Kernel == "" {
+				t.Errorf("trace meta: format %q, %d CPUs, kernel %q", m.Format, m.NCPU, m.Kernel)
+			}
+			assertOnlyFile(t, dir, "rec.pftrace")
+		})
+	}
+}
+
+// TestRecordFailedCommand checks that a command that cannot start leaves no
+// trace file, not even a temporary one.
+func TestRecordFailedCommand(t *testing.T) {
+	needRecord(t)
+	dir := t.TempDir()
+	_, stderr, code := execute(t, "record", "-o", filepath.Join(dir, "rec.pftrace"), "--", filepath.Join(dir, "no-such-command"))
+	if code != 1 || !strings.Contains(stderr, "no-such-command") {
+		t.Errorf("exit %d, stderr %q; want 1 and the command named", code, stderr)
+	}
+	assertOnlyFile(t, dir, "")
+}
+
+// assertOnlyFile checks that dir holds exactly the named file (none if "").
+func assertOnlyFile(t *testing.T, dir, name string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	want := []string{}
+	if name != "" {
+		want = []string{name}
+	}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("%s holds %v, want %v", dir, names, want)
+	}
+}
+
+// helperEnv makes the test binary act as schedlens (see TestRecordHelper).
+const helperEnv = "SCHEDLENS_RECORD_HELPER"
+
+// TestRecordHelper is not a test: run with helperEnv set, it runs the
+// command line after "--" as schedlens and exits with its code.
+func TestRecordHelper(t *testing.T) {
+	if os.Getenv(helperEnv) == "" {
+		t.Skip("helper process for TestRecordUnprivileged")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(run(args, os.Stdout, os.Stderr))
+}
+
+// TestRecordUnprivileged runs `schedlens record` as user nobody with no
+// capabilities and checks that it fails at once, says why and what to do,
+// and leaves no file.
+func TestRecordUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Copy the test binary where nobody can run it, and give nobody a
+	// directory it could write the trace to.
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "schedlens.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+		bin, "-test.run=^TestRecordHelper$", "--", "record", "-o", filepath.Join(out, "x.pftrace"), "--", "true")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Dir = dir
+	b, err := cmd.CombinedOutput()
+	msg := string(b)
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want code 1; output:\n%s", err, msg)
+	}
+	for _, want := range []string{"error: cannot record on this machine", "not privileged (uid 65534)", "CAP_BPF", "sudo"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("output does not mention %q:\n%s", want, msg)
+		}
+	}
+	assertOnlyFile(t, out, "")
+}
+
+// TestRecordInterrupt records until SIGINT, as Ctrl-C would end it, and
+// checks that the trace is complete.
+func TestRecordInterrupt(t *testing.T) {
+	needRecord(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rec.pftrace")
+	cmd := exec.Command(self, "-test.run=^TestRecordHelper$", "--", "record", "-o", out)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until recording runs, then interrupt.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "recording until Ctrl-C"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("recording did not start: %s", stderr.String())
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGINT: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "wrote "+out) {
+		t.Errorf("stderr = %q, want the summary", stderr.String())
+	}
+	if _, err := ingest.Load(out, parse.Options{}); err != nil {
+		t.Errorf("reading the interrupted recording: %v", err)
+	}
+	assertOnlyFile(t, dir, "rec.pftrace")
+}
+
+// syncBuffer is a strings.Builder safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
