@@ -1,0 +1,39 @@
+package policies
+
+// Seed 000: "[PATCH v2] sched/core: Prioritize migrating eligible tasks in
+// sched_balance_rq()" (Hao Jia, 2024-12-23).
+//
+// can_migrate_task refuses, early in its chain, a task that is not eligible
+// on its current queue when PLACE_LAG is on, the destination's queue is not
+// empty, and the domain has not failed to balance yet (nr_balance_failed
+// is 0). Placement keeps the lag (place_entity), so an ineligible task
+// would land ineligible and wait on the destination too; eligible tasks are
+// preferred and ineligible ones move only after a failed pass.
+//
+// Upstream: present in the 6.18 tree the model follows, absent from 6.12,
+// so the knob is on by default for 6.18 only ("6.18,-lb-eligible-first"
+// removes it). The e-mail's test is hackbench (pipes, sockets) and tbench
+// on an i7-13700; its scenario here is a hackbench-like message-passing
+// workload on a hybrid-sized 24-CPU machine (scenarios/000-*.spec).
+
+var infoLBEligibleFirst = PatchInfo{
+	Patch:    PatchLBEligibleFirst,
+	Name:     "lb-eligible-first",
+	Seed:     "000",
+	Subject:  "sched/core: Prioritize migrating eligible tasks in sched_balance_rq()",
+	Upstream: "in 6.18, not in 6.12 (task_is_ineligible_on_dst_cpu)",
+	Scenario: "000-lb-eligible-first.spec",
+}
+
+// ineligibleOnDst is task_is_ineligible_on_dst_cpu: PLACE_LAG on, entities
+// queued on the destination, and t not eligible where it is queued.
+func (m *Model) ineligibleOnDst(t, dst int) bool {
+	if !m.cfg.Has(FeatPlaceLag) || m.rq[dst].nrQueued == 0 {
+		return false
+	}
+	e := &m.ent[t]
+	if e.cls != clsFair {
+		return false
+	}
+	return !m.rq[e.cpu].eligibleV(e.v)
+}

@@ -1,0 +1,262 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+func mustSpec(t testing.TB, src string) *Spec {
+	t.Helper()
+	sp, err := ParseSpec(strings.NewReader(src), "test.spec")
+	if err != nil {
+		t.Fatalf("ParseSpec: %v", err)
+	}
+	return sp
+}
+
+func simulate(t testing.TB, sp *Spec, pol Policy, opts Options) *Result {
+	t.Helper()
+	topo := sp.Topology
+	if topo == nil {
+		topo = topology.Symmetric(1)
+	}
+	r, err := Simulate(sp.Workload, topo, pol, opts)
+	if err != nil {
+		t.Fatalf("Simulate: %v", err)
+	}
+	return r
+}
+
+// switches returns "prev->next@time" strings of the timeline's switches on cpu.
+func switches(tl *timeline.Timeline, cpu int) []string {
+	var out []string
+	for i := 0; i < tl.Len(); i++ {
+		if tl.Kinds[i] != timeline.KindSwitch || int(tl.CPUs[i]) != cpu {
+			continue
+		}
+		e := tl.Event(i)
+		out = append(out, tl.Strings.Get(e.OComm)+"->"+tl.Strings.Get(e.Comm)+"@"+e.Time.Seconds())
+	}
+	return out
+}
+
+func TestEngineSingleTask(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 1
+task a
+  run 10ms
+`)
+	r := simulate(t, sp, newFIFO(0), Options{})
+	if got, want := r.Tasks[0].CPUTime, int64(10_000_000); got != want {
+		t.Errorf("CPUTime = %d, want %d", got, want)
+	}
+	if !r.Tasks[0].Finished || r.Tasks[0].Exit != 10_000_000 {
+		t.Errorf("Finished = %v Exit = %d, want true 10000000", r.Tasks[0].Finished, r.Tasks[0].Exit)
+	}
+	got := strings.Join(switches(r.Timeline, 0), " ")
+	want := "swapper/0->a@0.000000 a->swapper/0@0.010000"
+	if got != want {
+		t.Errorf("switches = %q, want %q", got, want)
+	}
+}
+
+func TestEngineCapacityScaling(t *testing.T) {
+	// 1 ms of work on a CPU of capacity 512 takes 2 ms.
+	sp := mustSpec(t, `
+cpu 0 cap=1024
+cpu 1 cap=512
+task a cpus 1
+  run 1ms
+`)
+	r := simulate(t, sp, newFIFO(0), Options{})
+	if got, want := r.Tasks[0].CPUTime, int64(2_000_000); got != want {
+		t.Errorf("CPUTime = %d, want %d", got, want)
+	}
+	if got, want := r.Tasks[0].Work, int64(1_000_000); got != want {
+		t.Errorf("Work = %d, want %d", got, want)
+	}
+}
+
+func TestEnginePingPong(t *testing.T) {
+	// a runs 1 ms, wakes b, waits for b; b runs 2 ms, wakes a. Both on one
+	// CPU: a 0-1, b 1-3, a 3-4, b 4-6.
+	sp := mustSpec(t, `
+topology symmetric 1
+task a
+  repeat 2 {
+    run 1ms
+    wake b
+    wait b
+  }
+task b
+  repeat 2 {
+    wait a
+    run 2ms
+    wake a
+  }
+`)
+	r := simulate(t, sp, newFIFO(0), Options{})
+	got := strings.Join(switches(r.Timeline, 0), " ")
+	want := "swapper/0->a@0.000000 a->b@0.001000 b->a@0.003000 a->b@0.004000 b->a@0.006000 a->swapper/0@0.006000"
+	if got != want {
+		t.Errorf("switches =\n %q\nwant\n %q", got, want)
+	}
+	if r.Tasks[1].LatencyN != 2 || r.Tasks[1].LatencySum != 0 {
+		t.Errorf("b latency n=%d sum=%d, want 2 0", r.Tasks[1].LatencyN, r.Tasks[1].LatencySum)
+	}
+}
+
+func TestEngineTimers(t *testing.T) {
+	// periodic keeps its period even when a run overruns it: expiries at
+	// 1, 2, 3 ms; the second run takes 1.5 ms, so the third wake is late
+	// (2.5 → fires at once at 3.5? no: expiry 3 ms, block at 3.5 ms).
+	sp := mustSpec(t, `
+topology symmetric 1
+task p
+  periodic 1ms
+  run 100us
+  periodic 1ms
+  run 1500us
+  periodic 1ms
+  run 100us
+`)
+	r := simulate(t, sp, newFIFO(0), Options{})
+	got := strings.Join(switches(r.Timeline, 0), " ")
+	want := "swapper/0->p@0.001000 p->swapper/0@0.001100 swapper/0->p@0.002000 p->swapper/0@0.003500 swapper/0->p@0.003500 p->swapper/0@0.003600"
+	if got != want {
+		t.Errorf("switches =\n %q\nwant\n %q", got, want)
+	}
+	sp = mustSpec(t, `
+topology symmetric 1
+task s
+  run 1ms
+  sleep 2ms
+  run 1ms
+`)
+	r = simulate(t, sp, newFIFO(0), Options{})
+	if got, want := r.Tasks[0].Exit, timeline.Time(4_000_000); got != want {
+		t.Errorf("sleep: Exit = %d, want %d", got, want)
+	}
+}
+
+func TestEngineWakeBeforeBlock(t *testing.T) {
+	// b is woken by a at 0.5 ms, while b still runs on the other CPU: b
+	// does not block at the end of its first segment.
+	sp := mustSpec(t, `
+topology symmetric 2
+task a on 0
+  run 500us
+  wake b
+task b on 1
+  run 1ms
+  wait a
+  run 1ms
+`)
+	r := simulate(t, sp, newFIFO(0), Options{})
+	if got, want := r.Tasks[1].Exit, timeline.Time(2_000_000); got != want {
+		t.Errorf("b Exit = %d, want %d", got, want)
+	}
+	if got := r.Counters["wake-before-block"]; got != 1 {
+		t.Errorf("wake-before-block = %d, want 1", got)
+	}
+	if got := len(switches(r.Timeline, 1)); got != 2 {
+		t.Errorf("CPU 1 switches = %d, want 2 (b never left)", got)
+	}
+}
+
+func TestEngineForkAndRoundRobin(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 1
+hz 1000
+task parent
+  run 1ms
+  fork child
+  run 3ms
+task child start fork
+  run 2ms
+`)
+	r := simulate(t, sp, newFIFO(2_000_000), Options{})
+	if r.Timeline.KindCounts[timeline.KindWakeupNew] != 1 || r.Timeline.KindCounts[timeline.KindFork] != 1 {
+		t.Errorf("fork events: wakeup_new=%d fork=%d, want 1 1", r.Timeline.KindCounts[timeline.KindWakeupNew], r.Timeline.KindCounts[timeline.KindFork])
+	}
+	// The 2 ms slice counts from the pick and is checked at each 1 ms
+	// tick: parent 0-2, child 2-4 (done), parent 4-6.
+	got := strings.Join(switches(r.Timeline, 0), " ")
+	want := "swapper/0->parent@0.000000 parent->child@0.002000 child->parent@0.004000 parent->swapper/0@0.006000"
+	if got != want {
+		t.Errorf("switches =\n %q\nwant\n %q", got, want)
+	}
+	for i, tr := range r.Tasks {
+		if tr.Work != tr.Demand {
+			t.Errorf("task %d Work = %d, want demand %d", i, tr.Work, tr.Demand)
+		}
+	}
+}
+
+func TestEngineAffinityChange(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 2
+task a cpus 0
+  affinity 1ms 1
+  run 3ms
+`)
+	r := simulate(t, sp, newFIFO(0), Options{IPIDelay: 10_000})
+	if r.Tasks[0].Migrations != 1 {
+		t.Errorf("Migrations = %d, want 1", r.Tasks[0].Migrations)
+	}
+	// moved at 1.01 ms (IPI), then runs the remaining 2 ms on CPU 1.
+	if got, want := r.Tasks[0].Exit, timeline.Time(3_010_000); got != want {
+		t.Errorf("Exit = %d, want %d", got, want)
+	}
+}
+
+func TestEngineDeterministic(t *testing.T) {
+	ring := `
+topology symmetric 4
+task r0
+  repeat 50 {
+    run 30us
+    wake r1
+    wait r3
+  }
+task r1
+  repeat 50 {
+    wait r0
+    run 20us
+    wake r2
+  }
+task r2
+  repeat 50 {
+    wait r1
+    run 20us
+    wake r3
+  }
+task r3
+  repeat 50 {
+    wait r2
+    run 20us
+    wake r0
+  }
+`
+	sp := mustSpec(t, ring)
+	opts := DefaultOptions()
+	opts.Seed = 7
+	a := simulate(t, sp, newFIFO(0), opts)
+	b := simulate(t, sp, newFIFO(0), opts)
+	if a.Timeline.Len() != b.Timeline.Len() {
+		t.Fatalf("events %d vs %d", a.Timeline.Len(), b.Timeline.Len())
+	}
+	for i := 0; i < a.Timeline.Len(); i++ {
+		if a.Timeline.Event(i) != b.Timeline.Event(i) {
+			t.Fatalf("event %d differs: %+v vs %+v", i, a.Timeline.Event(i), b.Timeline.Event(i))
+		}
+	}
+	for i, tr := range a.Tasks {
+		if tr.Work != tr.Demand || !tr.Finished {
+			t.Errorf("task %d: Work %d Demand %d Finished %v", i, tr.Work, tr.Demand, tr.Finished)
+		}
+	}
+}

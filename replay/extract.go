@@ -1,0 +1,581 @@
+package replay
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// Extract builds the workload a recorded timeline implies: for every task
+// instance seen in the valid window, its bursts of CPU demand (scaled by the
+// capacity of the CPU each burst ran on) and what ended each sleep.
+//
+// Outline:
+//  1. Walk the events from tl.ValidStart in time order. A task switched in
+//     runs until it is switched out; the time is work × capacity/1024.
+//  2. A switch-out in R or R+ keeps the task runnable; X or Z ends it; any
+//     other state closes the current segment (the task blocks).
+//  3. The wakeup (sched_waking, or sched_wakeup when the trace has no
+//     waking events) that ends a sleep is attributed: to the task running
+//     on the waking CPU when the event was in task context, at that task's
+//     work so far (WakeTask); to a timer or interrupt when it was in
+//     hardirq, softirq or NMI context, or the waking CPU was idle, or the
+//     waker is ksoftirqd (WakeTimer with the recorded delay after the
+//     block; a series of equal intervals becomes a periodic timer); to an
+//     outside event at the recorded time otherwise (WakeAt).
+//  4. sched_wakeup_new starts a forked task at its parent's work
+//     (WakeFork). Tasks already present at the valid start are queued at it
+//     (WakeStart) on the CPU they were first seen on.
+//  5. At the end, a running or runnable task keeps demanding CPU (EndRun),
+//     a sleeping one sleeps for good (EndSleep), an exited one exits.
+//
+// Preconditions: tl comes from timeline.Builder. topo may be nil: the
+// timeline's own topology is used, else every CPU is taken as capacity 1024.
+// What the trace cannot say is listed in Workload.Assumptions.
+func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) {
+	if tl == nil || tl.Len() == 0 {
+		return nil, fmt.Errorf("replay: extract: empty timeline")
+	}
+	if topo == nil {
+		topo = tl.Topology
+	}
+	caps := make([]int64, max(tl.NCPU, 1))
+	for i := range caps {
+		caps[i] = 1024
+	}
+	defaultTopo := topo == nil
+	if topo != nil {
+		for i, c := range topo.CPUs {
+			if i < len(caps) && c.Capacity > 0 {
+				caps[i] = int64(c.Capacity)
+			}
+		}
+	}
+	x := &extractor{tl: tl, caps: caps, start: tl.ValidStart, xs: make([]xtask, len(tl.Tasks)), forkParent: map[timeline.TaskID]timeline.TaskID{},
+		cur: make([]timeline.TaskID, max(tl.NCPU, 1)), lastSeen: make([]timeline.Time, max(tl.NCPU, 1)), switched: make([]bool, max(tl.NCPU, 1))}
+	for i := range x.cur {
+		x.cur[i] = timeline.NoTask
+		x.lastSeen[i] = timeline.NoTime
+	}
+	if x.start == timeline.NoTime {
+		x.start = tl.Start
+	}
+	for i := range x.xs {
+		x.xs[i].runStart = timeline.NoTime
+		x.xs[i].lastTimer = timeline.NoTime
+	}
+	x.run()
+	w, err := x.build()
+	if err != nil {
+		return nil, err
+	}
+	if defaultTopo {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: "topology-default", Detail: "the trace carries no topology: every CPU is taken as capacity 1024"})
+	}
+	return w, nil
+}
+
+type xstate uint8
+
+const (
+	xUnknown xstate = iota
+	xRunning
+	xRunnable
+	xSleeping
+	xDead
+)
+
+type xwake struct {
+	kind   WakeKind
+	waker  timeline.TaskID
+	work   int64 // units
+	at     timeline.Time
+	delay  int64
+	period int64
+	cpu    int
+}
+
+type xseg struct {
+	wake xwake
+	work int64 // units
+}
+
+type xtask struct {
+	state     xstate
+	cpu       int
+	runStart  timeline.Time
+	work      int64 // cumulative units
+	segStart  int64
+	segs      []xseg
+	blockAt   timeline.Time
+	ended     TaskEnd
+	prios     map[int16]int
+	firstCPU  int
+	lastTimer timeline.Time
+	lastIvl   int64
+	irqGuess  bool // woken by a task with no context information
+	external  int
+}
+
+type extractor struct {
+	tl         *timeline.Timeline
+	caps       []int64
+	start      timeline.Time
+	xs         []xtask
+	forkParent map[timeline.TaskID]timeline.TaskID
+	lost       bool
+	cur        []timeline.TaskID // per CPU, the task the trace last switched in
+	lastSeen   []timeline.Time   // per CPU, its last event
+	switched   []bool            // per CPU, a switch was seen
+	unseen     int               // runs whose end was not recorded
+}
+
+func (x *extractor) capOf(cpu int) int64 {
+	if cpu >= 0 && cpu < len(x.caps) {
+		return x.caps[cpu]
+	}
+	return 1024
+}
+
+func (x *extractor) isTask(id timeline.TaskID) bool {
+	return id != timeline.NoTask && int(id) < len(x.tl.Tasks) && !x.tl.Tasks[id].Idle
+}
+
+// workNow returns task id's cumulative work at time t (units).
+func (x *extractor) workNow(id timeline.TaskID, t timeline.Time) int64 {
+	xt := &x.xs[id]
+	if xt.state == xRunning && xt.runStart != timeline.NoTime && t > xt.runStart {
+		return xt.work + int64(t-xt.runStart)*x.capOf(xt.cpu)
+	}
+	return xt.work
+}
+
+func (x *extractor) stopRunning(id timeline.TaskID, t timeline.Time) {
+	xt := &x.xs[id]
+	if xt.state == xRunning && xt.runStart != timeline.NoTime && t > xt.runStart {
+		xt.work += int64(t-xt.runStart) * x.capOf(xt.cpu)
+	}
+	xt.runStart = timeline.NoTime
+}
+
+// begin starts a task first seen at time t: it existed at the valid start.
+func (x *extractor) begin(id timeline.TaskID, cpu int) {
+	xt := &x.xs[id]
+	xt.segs = append(xt.segs, xseg{wake: xwake{kind: WakeStart, at: x.start, cpu: -1}})
+	xt.firstCPU = cpu
+	xt.segStart = 0
+}
+
+func (x *extractor) closeSeg(id timeline.TaskID) {
+	xt := &x.xs[id]
+	if n := len(xt.segs); n > 0 {
+		xt.segs[n-1].work = xt.work - xt.segStart
+	}
+	xt.segStart = xt.work
+}
+
+func (x *extractor) notePrio(id timeline.TaskID, i int) {
+	p := x.tl.Prios[i]
+	if p == timeline.NoPrio || !x.isTask(id) {
+		return
+	}
+	xt := &x.xs[id]
+	if xt.prios == nil {
+		xt.prios = map[int16]int{}
+	}
+	xt.prios[int16(p)]++
+}
+
+func (x *extractor) run() {
+	tl := x.tl
+	for i := 0; i < tl.Len(); i++ {
+		t := tl.Times[i]
+		if t < x.start {
+			continue
+		}
+		cpu := int(tl.CPUs[i])
+		if cpu >= len(x.cur) {
+			continue
+		}
+		switch tl.Kinds[i] {
+		case timeline.KindLost:
+			x.lost = true
+			x.dropRun(cpu, tl.Times[i])
+		case timeline.KindFork, timeline.KindNewTask:
+			if x.isTask(tl.TaskOf[i]) && tl.Kinds[i] == timeline.KindFork {
+				x.forkParent[tl.TaskOf[i]] = tl.Other[i]
+			}
+			x.reveal(tl.Other[i], cpu)
+		case timeline.KindSwitch:
+			x.doSwitch(i, t, cpu)
+		case timeline.KindWaking:
+			x.notePrio(tl.TaskOf[i], i)
+			x.doWake(i, t, cpu)
+		case timeline.KindWakeup:
+			x.notePrio(tl.TaskOf[i], i)
+			if !tl.HasWaking {
+				x.doWake(i, t, cpu)
+			}
+		case timeline.KindWakeupNew:
+			x.notePrio(tl.TaskOf[i], i)
+			x.doWakeNew(i, t, cpu)
+		}
+		x.lastSeen[cpu] = t
+	}
+	end := tl.End
+	for id := range x.xs {
+		xt := &x.xs[id]
+		if len(xt.segs) == 0 {
+			continue
+		}
+		switch xt.state {
+		case xRunning:
+			x.stopRunning(timeline.TaskID(id), end)
+			x.closeSeg(timeline.TaskID(id))
+			xt.ended = EndRun
+		case xRunnable, xUnknown:
+			x.closeSeg(timeline.TaskID(id))
+			xt.ended = EndRun
+		case xSleeping:
+			xt.ended = EndSleep
+		case xDead:
+			xt.ended = EndExit
+		}
+	}
+}
+
+// reveal handles task id seen running on cpu (as an event's header task or
+// as a switch's prev) before any switch-in of it was seen: it ran there
+// since the CPU's data began, or, if the CPU already switched since, since
+// its previous event (the switch-in was not recorded).
+func (x *extractor) reveal(id timeline.TaskID, cpu int) {
+	if !x.isTask(id) || x.xs[id].state != xUnknown {
+		return
+	}
+	x.begin(id, cpu)
+	xt := &x.xs[id]
+	from := max(x.start, x.tl.CPUFirst[cpu])
+	if x.switched[cpu] {
+		from = max(from, x.lastSeen[cpu])
+		x.unseen++
+	}
+	xt.state = xRunning
+	xt.cpu = cpu
+	xt.runStart = from
+	x.cur[cpu] = id
+}
+
+// dropRun ends the run of the task the trace last put on cpu when the
+// trace does not show where it ended (a lost switch, a gap): the run is
+// counted up to the CPU's last recorded event, and the task is taken as
+// asleep from there.
+func (x *extractor) dropRun(cpu int, t timeline.Time) {
+	id := x.cur[cpu]
+	x.cur[cpu] = timeline.NoTask
+	if !x.isTask(id) {
+		return
+	}
+	xt := &x.xs[id]
+	if xt.state != xRunning || xt.cpu != cpu {
+		return
+	}
+	end := x.lastSeen[cpu]
+	if end == timeline.NoTime || end < xt.runStart {
+		end = xt.runStart
+	}
+	x.stopRunning(id, end)
+	x.closeSeg(id)
+	xt.state = xSleeping
+	xt.blockAt = end
+	x.unseen++
+}
+
+func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
+	tl := x.tl
+	prev, next := tl.Other[i], tl.TaskOf[i]
+	if c := x.cur[cpu]; c != timeline.NoTask && c != prev {
+		x.dropRun(cpu, t)
+	}
+	if x.isTask(next) && x.xs[next].state == xRunning && x.xs[next].cpu != cpu {
+		// Switched in here while the trace still has it on another CPU.
+		x.dropRun(x.xs[next].cpu, t)
+	}
+	x.cur[cpu] = next
+	x.switched[cpu] = true
+	if x.isTask(prev) {
+		xt := &x.xs[prev]
+		x.reveal(prev, cpu)
+		if xt.state == xRunning {
+			x.stopRunning(prev, t)
+		}
+		st := tl.States[i]
+		switch {
+		case st.Runnable():
+			xt.state = xRunnable
+		case st.Dead():
+			x.closeSeg(prev)
+			xt.state = xDead
+		default:
+			x.closeSeg(prev)
+			xt.state = xSleeping
+			xt.blockAt = t
+		}
+	}
+	if x.isTask(next) {
+		x.notePrio(next, i)
+		xt := &x.xs[next]
+		switch xt.state {
+		case xUnknown:
+			x.begin(next, cpu)
+		case xSleeping:
+			// Switched in with no wakeup seen (lost or missing event).
+			xt.segs = append(xt.segs, xseg{wake: xwake{kind: WakeAt, at: t, cpu: cpu}})
+			xt.external++
+		case xDead:
+			return
+		}
+		xt.state = xRunning
+		xt.cpu = cpu
+		xt.runStart = t
+	}
+}
+
+var ksoftirqd = regexp.MustCompile(`^ksoftirqd/\d+$`)
+
+func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
+	tl := x.tl
+	id := tl.TaskOf[i]
+	if !x.isTask(id) {
+		return
+	}
+	xt := &x.xs[id]
+	switch xt.state {
+	case xRunning, xRunnable, xDead:
+		return // not a wakeup of a sleeping task
+	}
+	first := xt.state == xUnknown
+	waker := tl.Other[i]
+	ctx := tl.Ctxs[i]
+	if ctx == timeline.CtxTask || ctx == timeline.CtxUnknown {
+		x.reveal(waker, cpu)
+	}
+	var wk xwake
+	irq := ctx == timeline.CtxHardirq || ctx == timeline.CtxSoftirq || ctx == timeline.CtxNMI
+	switch {
+	case irq || waker == timeline.NoTask || (int(waker) < len(tl.Tasks) && tl.Tasks[waker].Idle) ||
+		(x.isTask(waker) && ksoftirqd.MatchString(tl.TaskName(waker))):
+		if waker == timeline.NoTask && !irq {
+			wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+			xt.external++
+			break
+		}
+		delay := int64(0)
+		if !first && xt.blockAt != timeline.NoTime {
+			delay = int64(t - xt.blockAt)
+		}
+		wk = xwake{kind: WakeTimer, delay: delay, cpu: cpu}
+		if first {
+			wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+		}
+	case x.isTask(waker) && x.xs[waker].state == xRunning && waker != id:
+		wk = xwake{kind: WakeTask, waker: waker, work: x.workNow(waker, t)}
+		if ctx == timeline.CtxUnknown {
+			xt.irqGuess = true
+		}
+	default:
+		wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+		xt.external++
+	}
+	if wk.kind == WakeTimer {
+		x.notePeriodic(id, t, &wk)
+	}
+	if first {
+		xt.firstCPU = int(tl.Args[i])
+		if xt.firstCPU < 0 {
+			xt.firstCPU = cpu
+		}
+	}
+	xt.segs = append(xt.segs, xseg{wake: wk})
+	xt.state = xRunnable
+}
+
+// notePeriodic turns a timer wake into a periodic one when it repeats the
+// previous interval within 1%.
+func (x *extractor) notePeriodic(id timeline.TaskID, t timeline.Time, wk *xwake) {
+	xt := &x.xs[id]
+	if xt.lastTimer != timeline.NoTime {
+		ivl := int64(t - xt.lastTimer)
+		if xt.lastIvl > 50_000 && ivl > 0 && absInt64(ivl-xt.lastIvl)*100 <= xt.lastIvl {
+			wk.period = ivl
+			if n := len(xt.segs); n > 0 && xt.segs[n-1].wake.kind == WakeTimer {
+				xt.segs[n-1].wake.period = xt.lastIvl
+			}
+		}
+		xt.lastIvl = ivl
+	}
+	xt.lastTimer = t
+}
+
+func absInt64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
+	tl := x.tl
+	id := tl.TaskOf[i]
+	if !x.isTask(id) {
+		return
+	}
+	xt := &x.xs[id]
+	if xt.state != xUnknown {
+		return
+	}
+	parent, ok := x.forkParent[id]
+	if !ok {
+		parent = tl.Other[i]
+	}
+	var wk xwake
+	if x.isTask(parent) && x.xs[parent].state == xRunning {
+		wk = xwake{kind: WakeFork, waker: parent, work: x.workNow(parent, t)}
+	} else {
+		wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+		xt.external++
+	}
+	xt.firstCPU = int(tl.Args[i])
+	if xt.firstCPU < 0 {
+		xt.firstCPU = cpu
+	}
+	xt.segs = append(xt.segs, xseg{wake: wk})
+	xt.state = xRunnable
+}
+
+var perCPUThread = regexp.MustCompile(`^(ksoftirqd|migration|cpuhp|rcuc|idle_inject|kworker)/(\d+)(:.*)?$`)
+
+func (x *extractor) build() (*Workload, error) {
+	tl := x.tl
+	w := &Workload{Start: x.start, End: tl.End}
+	index := make([]int, len(x.xs))
+	for id := range x.xs {
+		index[id] = -1
+		if len(x.xs[id].segs) > 0 {
+			index[id] = len(w.Tasks)
+			w.Tasks = append(w.Tasks, Task{})
+		}
+	}
+	var nRun, nExt, nIRQ, nPin, nPrio, nTimer int
+	for id := range x.xs {
+		k := index[id]
+		if k < 0 {
+			continue
+		}
+		xt := &x.xs[id]
+		src := &tl.Tasks[id]
+		tk := &w.Tasks[k]
+		tk.TID = src.PID
+		tk.TGID = src.TGID
+		tk.Comm = tl.TaskName(timeline.TaskID(id))
+		tk.Prio = 120
+		best := -1
+		for p, n := range xt.prios {
+			if n > best || (n == best && int(p) < tk.Prio) {
+				best, tk.Prio = n, int(p)
+			}
+		}
+		if len(xt.prios) > 1 {
+			nPrio++
+		}
+		tk.CPU = xt.firstCPU
+		if tk.CPU >= tl.NCPU {
+			tk.CPU = -1
+		}
+		if m := perCPUThread.FindStringSubmatch(tk.Comm); m != nil {
+			if n, err := strconv.Atoi(m[2]); err == nil && n < tl.NCPU {
+				tk.CPUs = NewCPUSet(n)
+				tk.PerCPUKthread = true
+				tk.CPU = n
+				nPin++
+			}
+		}
+		tk.End = xt.ended
+		if tk.End == EndRun {
+			nRun++
+			tk.Flags = append(tk.Flags, AssumeRunAtEnd)
+		}
+		if xt.external > 0 {
+			nExt++
+			tk.Flags = append(tk.Flags, AssumeExternalWaker)
+		}
+		if xt.irqGuess {
+			nIRQ++
+			tk.Flags = append(tk.Flags, AssumeIRQWaker)
+		}
+		for _, sg := range xt.segs {
+			wk := Wake{Kind: sg.wake.kind, At: sg.wake.at, Delay: sg.wake.delay, Period: sg.wake.period, CPU: sg.wake.cpu}
+			switch wk.Kind {
+			case WakeTask, WakeFork:
+				wk.CPU = -1
+				if wi := index[sg.wake.waker]; wi >= 0 {
+					wk.Waker = wi
+					wk.Work = sg.wake.work >> unitShift
+				} else {
+					wk = Wake{Kind: WakeAt, At: tl.Start, CPU: -1}
+				}
+			case WakeTimer:
+				nTimer++
+			case WakeStart:
+				wk.CPU = -1
+			}
+			tk.Segments = append(tk.Segments, Segment{Wake: wk, Work: max(sg.work>>unitShift, 0)})
+		}
+		// A waker's recorded work point cannot exceed what it did.
+	}
+	for k := range w.Tasks {
+		for j := range w.Tasks[k].Segments {
+			wk := &w.Tasks[k].Segments[j].Wake
+			if wk.Kind == WakeTask || wk.Kind == WakeFork {
+				if d := w.Tasks[wk.Waker].Demand(); wk.Work > d && w.Tasks[wk.Waker].End != EndRun {
+					wk.Work = d
+				}
+				if wk.Waker == k {
+					*wk = Wake{Kind: WakeAt, At: w.Start, CPU: -1}
+				}
+			}
+		}
+	}
+	w.Assumptions = []Assumption{
+		{Name: AssumeFlatCgroups, Detail: "no cgroup hierarchy in the trace: every task weighs by its own nice"},
+		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x capacity / 1024"},
+		{Name: AssumeAffinity, Detail: "per-CPU kernel threads (name/N) are pinned to CPU N; every other task may run anywhere", Tasks: nPin},
+		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},
+		{Name: AssumeNoSync, Detail: "WF_SYNC is not traced: every wakeup is taken as non-sync"},
+		{Name: AssumeNoCookies, Detail: "core-scheduling cookies are not traced: none assumed"},
+		{Name: AssumePolicyNormal, Detail: "SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; prio < 100 is taken as SCHED_FIFO"},
+		{Name: AssumeStartQueued, Detail: "tasks present at the valid start are queued there on the CPU they were first seen on, with no lag"},
+		{Name: AssumeTimerNotTask, Detail: "wakeups from interrupt context or an idle CPU replay at the recorded delay after the sleep began", Tasks: nTimer},
+	}
+	if nRun > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks runnable when the recording ended keep demanding CPU until the replay ends", Tasks: nRun})
+	}
+	if nExt > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeExternalWaker, Detail: "wakeups by a task the trace does not show running replay at the recorded time", Tasks: nExt})
+	}
+	if nIRQ > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeIRQWaker, Detail: "the trace has no context flags: a wakeup recorded while a task ran is attributed to that task, though an interrupt may have caused it", Tasks: nIRQ})
+	}
+	if x.unseen > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: "unseen-switch", Detail: fmt.Sprintf("%d runs ended without a recorded switch-out: each is counted up to its CPU's last event before the next switch", x.unseen)})
+	}
+	if x.lost || len(tl.Gaps) > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeLostGaps, Detail: "events were lost or buffers clipped: demand across the gaps is estimated from the surrounding switches"})
+	}
+	if err := w.Validate(0); err != nil {
+		return nil, fmt.Errorf("replay: extract: %w", err)
+	}
+	return w, nil
+}

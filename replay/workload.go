@@ -1,0 +1,415 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Workload is what a replay re-runs: per task instance, a chain of CPU-demand
+// segments separated by blocking, each started by a Wake that names its
+// cause.
+//
+// Work is measured in nanoseconds of a capacity-1024 CPU at full frequency:
+// a segment that ran 3 ms on a CPU of capacity 383 is 3 ms × 383/1024 ≈
+// 1.12 ms of work, and replays in 1.12 ms on a big CPU.
+type Workload struct {
+	Name string `json:"name,omitempty"`
+	// Start is the time origin of the workload (the recording's valid
+	// start); absolute times in Wakes are on the same clock.
+	Start timeline.Time `json:"start_ns"`
+	// End is the recorded end; Options.End overrides it. 0 with Start 0
+	// means "until every task is done".
+	End timeline.Time `json:"end_ns"`
+	// HZ and Kernel are what the recording says (0 and "" if unknown).
+	HZ     int    `json:"hz,omitempty"`
+	Kernel string `json:"kernel,omitempty"`
+
+	Tasks []Task `json:"tasks"`
+	// Assumptions lists what the workload takes for granted because the
+	// source could not tell.
+	Assumptions []Assumption `json:"assumptions,omitempty"`
+}
+
+// Assumption is a named thing a workload takes for granted. Reports print
+// them next to every replayed figure.
+type Assumption struct {
+	Name   string `json:"name"`
+	Detail string `json:"detail"`
+	Tasks  int    `json:"tasks,omitempty"` // how many tasks it concerns (0: all or not per task)
+}
+
+// Named assumptions. Extract and ParseSpec use these names.
+const (
+	AssumeFlatCgroups   = "flat-cgroups"    // no cgroup hierarchy: every task weighs by its own nice
+	AssumeFMax          = "frequency-fmax"  // CPUs ran at full frequency: work = time × capacity / 1024
+	AssumeAffinity      = "affinity"        // affinity is not traced: per-CPU kthreads pinned, every other task free
+	AssumePrioMajority  = "prio-majority"   // nice from the most frequent prio (PI boosts ignored)
+	AssumeNoSync        = "wake-not-sync"   // WF_SYNC is invisible: every wakeup is taken as non-sync
+	AssumeIRQWaker      = "irq-waker"       // a wakeup recorded while a task ran, with no context flags, may be an interrupt
+	AssumeRunAtEnd      = "runnable-at-end" // a task runnable when the recording ended keeps demanding CPU
+	AssumeNoCookies     = "no-core-cookies" // core-scheduling cookies are not in the trace: none assumed
+	AssumePolicyNormal  = "policy-normal"   // SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; RT taken as SCHED_FIFO
+	AssumeStartQueued   = "start-state"     // tasks runnable at the start are queued where they were first seen
+	AssumeLostGaps      = "lost-gaps"       // demand inside lost-event gaps is unknown and left out
+	AssumeTimerNotTask  = "timer-not-task"  // wakeups from idle, softirq or hardirq context replay at the recorded delay
+	AssumeExternalWaker = "external-waker"  // a waker not in the trace replays at the recorded absolute time
+)
+
+// Task is one task instance of a workload.
+type Task struct {
+	TID  timeline.TID `json:"tid"`
+	TGID int32        `json:"tgid"`
+	Comm string       `json:"comm"`
+	// Prio is the kernel prio: -1 deadline, 0..99 real-time (99 -
+	// rt_priority), 100..139 fair with nice = Prio - 120.
+	Prio   int         `json:"prio"`
+	Policy SchedPolicy `json:"policy,omitempty"`
+	// CPUs is the allowed set; empty means every CPU.
+	CPUs CPUSet `json:"cpus,omitempty"`
+	// Affinity lists changes of the allowed set at absolute times.
+	Affinity []AffinityChange `json:"affinity,omitempty"`
+	// Cookie is the core-scheduling cookie (0: untagged).
+	Cookie uint64 `json:"cookie,omitempty"`
+	// PerCPUKthread marks a kernel thread bound to one CPU: the balancer
+	// never moves it.
+	PerCPUKthread bool `json:"percpu_kthread,omitempty"`
+	// CPU is where a WakeStart task is queued at its start; -1 lets the
+	// policy place it like a fork.
+	CPU int `json:"cpu"`
+	// Segments are the task's bursts of demand in order.
+	Segments []Segment `json:"segments"`
+	// End says what follows the last segment.
+	End TaskEnd `json:"end"`
+	// Flags names the Assumptions that concern this task.
+	Flags []string `json:"flags,omitempty"`
+}
+
+// Segment is one burst of CPU demand: the task becomes runnable through
+// Wake, consumes Work, then blocks (or ends, for the last segment).
+type Segment struct {
+	Wake Wake  `json:"wake"`
+	Work int64 `json:"work"` // ns at capacity 1024
+}
+
+// AffinityChange sets a task's allowed CPUs at an absolute time.
+type AffinityChange struct {
+	At   timeline.Time `json:"at_ns"`
+	CPUs CPUSet        `json:"cpus"` // empty: every CPU
+}
+
+// SchedPolicy is a task's scheduling policy.
+type SchedPolicy uint8
+
+// Scheduling policies. PolicyDefault derives it from Prio: FIFO below 100,
+// Deadline for -1, Normal otherwise.
+const (
+	PolicyDefault SchedPolicy = iota
+	PolicyNormal
+	PolicyBatch
+	PolicyIdle
+	PolicyFIFO
+	PolicyRR
+	PolicyDeadline
+)
+
+var policyNames = [...]string{"", "normal", "batch", "idle", "fifo", "rr", "deadline"}
+
+func (p SchedPolicy) String() string {
+	if int(p) < len(policyNames) && p != PolicyDefault {
+		return policyNames[p]
+	}
+	return "default"
+}
+
+// MarshalText writes the policy name.
+func (p SchedPolicy) MarshalText() ([]byte, error) {
+	return []byte(policyNames[p%SchedPolicy(len(policyNames))]), nil
+}
+
+// UnmarshalText reads a policy name.
+func (p *SchedPolicy) UnmarshalText(b []byte) error {
+	for i, n := range policyNames {
+		if n == string(b) {
+			*p = SchedPolicy(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown scheduling policy %q: want normal, batch, idle, fifo, rr or deadline", b)
+}
+
+// TaskEnd says what a task does after its last segment.
+type TaskEnd uint8
+
+// Task ends.
+const (
+	EndExit  TaskEnd = iota // exits (sched_process_exit, switch-out in X/Z)
+	EndSleep                // blocks and is never woken again (the recording ended while it slept)
+	EndRun                  // keeps demanding CPU until the replay ends (it was runnable when the recording ended)
+)
+
+var endNames = [...]string{"exit", "sleep", "run"}
+
+func (e TaskEnd) String() string {
+	if int(e) < len(endNames) {
+		return endNames[e]
+	}
+	return fmt.Sprintf("TaskEnd(%d)", uint8(e))
+}
+
+// MarshalText writes the end name.
+func (e TaskEnd) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText reads an end name.
+func (e *TaskEnd) UnmarshalText(b []byte) error {
+	for i, n := range endNames {
+		if n == string(b) {
+			*e = TaskEnd(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown task end %q: want exit, sleep or run", b)
+}
+
+// WakeKind names the cause that makes a task runnable.
+type WakeKind uint8
+
+// Wake causes.
+const (
+	// WakeStart: runnable at absolute time At, already queued (a task that
+	// exists when the workload starts). No wakeup event is emitted.
+	WakeStart WakeKind = iota
+	// WakeFork: created by task Waker when Waker has done Work ns of work
+	// (sched_process_fork, sched_wakeup_new). Only for a first segment.
+	WakeFork
+	// WakeTask: woken by task Waker when Waker has done Work ns of work in
+	// the replay, whenever that happens.
+	WakeTask
+	// WakeTimer: a timer fires Delay ns after the task blocked. With
+	// Period > 0 the timer is periodic: each expiry is the previous one
+	// plus Period, and an expiry already past fires at once.
+	WakeTimer
+	// WakeIRQ: an interrupt Delay ns after the task blocked.
+	WakeIRQ
+	// WakeAt: an outside event at absolute time At.
+	WakeAt
+)
+
+var wakeNames = [...]string{"start", "fork", "task", "timer", "irq", "at"}
+
+func (k WakeKind) String() string {
+	if int(k) < len(wakeNames) {
+		return wakeNames[k]
+	}
+	return fmt.Sprintf("WakeKind(%d)", uint8(k))
+}
+
+// MarshalText writes the kind name.
+func (k WakeKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind name.
+func (k *WakeKind) UnmarshalText(b []byte) error {
+	for i, n := range wakeNames {
+		if n == string(b) {
+			*k = WakeKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown wake kind %q: want start, fork, task, timer, irq or at", b)
+}
+
+// Wake is what makes a task runnable at the start of a segment.
+type Wake struct {
+	Kind  WakeKind `json:"kind"`
+	Waker int      `json:"waker,omitempty"` // WakeTask, WakeFork: index of the waking task in Workload.Tasks
+	// Work is the waker's cumulative work (ns at capacity 1024, counted
+	// from its first segment) at which it wakes this task.
+	Work   int64         `json:"work,omitempty"`
+	At     timeline.Time `json:"at_ns,omitempty"`  // WakeStart, WakeAt
+	Delay  int64         `json:"delay,omitempty"`  // WakeTimer, WakeIRQ: ns after blocking
+	Period int64         `json:"period,omitempty"` // WakeTimer: period of a periodic timer
+	// CPU is where a timer, interrupt or outside wakeup is raised; -1 means
+	// the CPU the task last ran on.
+	CPU int `json:"cpu"`
+	// Sync is the WF_SYNC hint (the waker is about to sleep).
+	Sync bool `json:"sync,omitempty"`
+}
+
+// UnmarshalJSON reads a Wake; a missing "cpu" means -1.
+func (w *Wake) UnmarshalJSON(b []byte) error {
+	type plain Wake
+	p := plain{CPU: -1}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*w = Wake(p)
+	return nil
+}
+
+// UnmarshalJSON reads a Task; a missing "cpu" means -1.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	type plain Task
+	p := plain{CPU: -1}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*t = Task(p)
+	return nil
+}
+
+// Class is the scheduling class a task's policy maps to.
+type Class uint8
+
+// Scheduling classes, lowest first.
+const (
+	ClassFair Class = iota
+	ClassRT
+	ClassDeadline
+)
+
+// EffectivePolicy returns the task's policy, derived from Prio when it is
+// PolicyDefault: deadline for -1, FIFO for 0..99, normal otherwise.
+func (t *Task) EffectivePolicy() SchedPolicy {
+	if t.Policy != PolicyDefault {
+		return t.Policy
+	}
+	switch {
+	case t.Prio < 0:
+		return PolicyDeadline
+	case t.Prio < 100:
+		return PolicyFIFO
+	}
+	return PolicyNormal
+}
+
+// Class returns the scheduling class of the task.
+func (t *Task) Class() Class {
+	switch t.EffectivePolicy() {
+	case PolicyFIFO, PolicyRR:
+		return ClassRT
+	case PolicyDeadline:
+		return ClassDeadline
+	}
+	return ClassFair
+}
+
+// Nice returns the nice value of a fair task (Prio - 120, clamped to
+// -20..19); 0 for other classes.
+func (t *Task) Nice() int {
+	if t.Class() != ClassFair {
+		return 0
+	}
+	n := t.Prio - 120
+	return min(max(n, -20), 19)
+}
+
+// Demand returns the task's total work (ns at capacity 1024).
+func (t *Task) Demand() int64 {
+	var d int64
+	for _, s := range t.Segments {
+		d += s.Work
+	}
+	return d
+}
+
+// Validate checks the workload's internal references against a machine of
+// ncpu CPUs (0: do not check CPU numbers). Every error names the task and
+// segment.
+func (w *Workload) Validate(ncpu int) error {
+	n := len(w.Tasks)
+	checkSet := func(i int, what string, s CPUSet) error {
+		if ncpu > 0 && s.Max() >= ncpu {
+			return fmt.Errorf("task %d (%s): %s %s names CPU %d, the machine has %d", i, w.Tasks[i].Comm, what, s, s.Max(), ncpu)
+		}
+		return nil
+	}
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		name := func() string { return fmt.Sprintf("task %d (%s)", i, t.Comm) }
+		if len(t.Segments) == 0 {
+			return fmt.Errorf("%s: no segments", name())
+		}
+		if t.Prio < -1 || t.Prio > 139 {
+			return fmt.Errorf("%s: prio %d, want -1..139", name(), t.Prio)
+		}
+		if t.Policy > PolicyDeadline {
+			return fmt.Errorf("%s: unknown policy %d", name(), t.Policy)
+		}
+		if t.End > EndRun {
+			return fmt.Errorf("%s: unknown end %d", name(), t.End)
+		}
+		if err := checkSet(i, "cpus", t.CPUs); err != nil {
+			return err
+		}
+		for _, a := range t.Affinity {
+			if err := checkSet(i, "affinity", a.CPUs); err != nil {
+				return err
+			}
+		}
+		if ncpu > 0 && t.CPU >= ncpu {
+			return fmt.Errorf("%s: start CPU %d, the machine has %d", name(), t.CPU, ncpu)
+		}
+		for j := range t.Segments {
+			s := &t.Segments[j]
+			if s.Work < 0 {
+				return fmt.Errorf("%s segment %d: negative work %d", name(), j, s.Work)
+			}
+			wk := &s.Wake
+			switch wk.Kind {
+			case WakeStart, WakeFork:
+				if j != 0 {
+					return fmt.Errorf("%s segment %d: a %v wake may only start the first segment", name(), j, wk.Kind)
+				}
+			case WakeTask, WakeTimer, WakeIRQ, WakeAt:
+			default:
+				return fmt.Errorf("%s segment %d: unknown wake kind %d", name(), j, wk.Kind)
+			}
+			if wk.Kind == WakeTask || wk.Kind == WakeFork {
+				if wk.Waker < 0 || wk.Waker >= n {
+					return fmt.Errorf("%s segment %d: waker %d out of range (%d tasks)", name(), j, wk.Waker, n)
+				}
+				if wk.Waker == i {
+					return fmt.Errorf("%s segment %d: a task cannot wake itself while it sleeps", name(), j)
+				}
+				if wk.Work < 0 {
+					return fmt.Errorf("%s segment %d: negative waker work %d", name(), j, wk.Work)
+				}
+			}
+			if (wk.Kind == WakeTimer || wk.Kind == WakeIRQ) && (wk.Delay < 0 || wk.Period < 0) {
+				return fmt.Errorf("%s segment %d: negative timer delay or period", name(), j)
+			}
+			if ncpu > 0 && wk.CPU >= ncpu {
+				return fmt.Errorf("%s segment %d: wake CPU %d, the machine has %d", name(), j, wk.CPU, ncpu)
+			}
+		}
+	}
+	// Fork parents must not form a cycle: every task must be able to start.
+	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
+	var visit func(i int) error
+	visit = func(i int) error {
+		for i >= 0 {
+			if state[i] == 2 {
+				return nil
+			}
+			if state[i] == 1 {
+				return fmt.Errorf("task %d (%s): fork cycle", i, w.Tasks[i].Comm)
+			}
+			state[i] = 1
+			wk := w.Tasks[i].Segments[0].Wake
+			next := -1
+			if wk.Kind == WakeFork {
+				next = wk.Waker
+			}
+			defer func(i int) { state[i] = 2 }(i)
+			i = next
+		}
+		return nil
+	}
+	for i := range w.Tasks {
+		if err := visit(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
