@@ -106,14 +106,13 @@ func (p PELT) RunUntil(u, target float64, capacity int) (int64, bool) {
 // utilTracker follows the PELT utilization of every task over one walk.
 // Spans of one task arrive in time order.
 type utilTracker struct {
-	p    PELT
-	u    []float64
-	at   []timeline.Time
-	peak []float64
+	p  PELT
+	u  []float64
+	at []timeline.Time
 }
 
 func newUtilTracker(n int, p PELT) *utilTracker {
-	ut := &utilTracker{p: p, u: make([]float64, n), at: make([]timeline.Time, n), peak: make([]float64, n)}
+	ut := &utilTracker{p: p, u: make([]float64, n), at: make([]timeline.Time, n)}
 	for i := range ut.at {
 		ut.at[i] = timeline.NoTime
 	}
@@ -136,8 +135,5 @@ func (ut *utilTracker) span(id timeline.TaskID, start, end timeline.Time, capaci
 		}
 	}
 	ut.u[id], ut.at[id] = u, max(end, start)
-	if u > ut.peak[id] {
-		ut.peak[id] = u
-	}
 	return u0
 }

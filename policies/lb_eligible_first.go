@@ -1,7 +1,7 @@
 package policies
 
 // Seed 000: "[PATCH v2] sched/core: Prioritize migrating eligible tasks in
-// sched_balance_rq()" (Hao Jia, 2024-12-23).
+// sched_balance_rq()" (posted 2024-12-23).
 //
 // can_migrate_task refuses, early in its chain, a task that is not eligible
 // on its current queue when PLACE_LAG is on, the destination's queue is not

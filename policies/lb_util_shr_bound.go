@@ -1,7 +1,7 @@
 package policies
 
 // Seed 001: "[PATCH v3] sched/fair: Use all little CPUs for CPU-bound
-// workload" (Pierre Gondois, 2023-12-06).
+// workload" (posted 2023-12-06).
 //
 // In detach_tasks under migrate_util, the candidate's util_est is compared
 // with the remaining imbalance after shifting it right by the domain's

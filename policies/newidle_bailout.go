@@ -1,7 +1,7 @@
 package policies
 
 // Seed 003: "[PATCH] sched: allow newidle balancing to bail out of
-// load_balance" (Josh Don, 2022-06-08).
+// load_balance" (posted 2022-06-08).
 //
 // should_we_balance returns 0 for CPU_NEWLY_IDLE when the destination
 // already has runnable tasks or a wakeup pending (ttwu_pending). It is

@@ -1,7 +1,7 @@
 package policies
 
 // Seed 002: "[PATCH v2] sched/fair: Reschedule the cfs_rq when current is
-// ineligible" (Chunxin Zang, 2024-05-29).
+// ineligible" (posted 2024-05-29).
 //
 // A helper, check_entity_need_preempt, says "preempt" when, under
 // RUN_TO_PARITY, the current entity's slice protection is gone (the

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlens/schedlens/fixtures"
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/report"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+func init() {
+	subcommands = append(subcommands, newReportCmd, newLatencyCmd, newIdleCmd, newMisplacedCmd)
+}
+
+// embeddedAbout describes the built-in trace for reports.
+const embeddedAbout = "hackbench -g 4 -l 300 beside cyclictest on a 2-CPU x86_64 virtual machine, Linux 6.18, " +
+	"captured with ftrace (" + fixtures.EmbeddedName + ")."
+
+// analysisFlags are the flags of report, latency, idle and misplaced.
+type analysisFlags struct {
+	traceFlags
+	topology  string
+	affinity  string
+	minWindow time.Duration
+	top       int
+	samples   string
+}
+
+func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
+	f.traceFlags.register(cmd, strings.Join(report.Formats, "|"))
+	fl := cmd.Flags()
+	fl.StringVar(&f.topology, "topology", "", "CPU topology: a topology.json/topology.txt file or a preset (juno-r2, smt2-<cores>, sym-<n>, ...); default: the trace's own, else a topology file next to it, else identical CPUs")
+	fl.StringVar(&f.affinity, "affinity", "", "file of allowed CPUs per task, one \"PID CPULIST\" per line (taskset -cp output works); default: tasks are free to run anywhere, per-CPU kthreads pinned by name")
+	fl.DurationVar(&f.minWindow, "min-window", 0, "count idle-with-runnable windows only from this length (e.g. 50us, 1ms); 0 counts all")
+	fl.IntVar(&f.top, "top", 0, "rows in ranked tables (default 10 in report; all in the section commands)")
+	if samples {
+		fl.StringVar(&f.samples, "samples", "", "also write every wakeup and preemption sample to FILE: CSV if it ends in .csv, JSON lines if .jsonl or .json")
+	}
+}
+
+// analysis is a loaded and analysed trace, ready to render.
+type analysis struct {
+	in  *report.Input
+	tl  *timeline.Timeline
+	win metrics.Window
+}
+
+// analyse loads the trace (the embedded one when args is empty), resolves
+// topology, window, filter and affinity, and runs the metrics.
+func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bool) (*analysis, error) {
+	if err := f.checkFormat(report.Formats...); err != nil {
+		return nil, err
+	}
+	if f.minWindow < 0 {
+		return nil, usagef("--min-window %v: want a length of 0 or more", f.minWindow)
+	}
+	if f.top < 0 {
+		return nil, usagef("--top %d: want 0 or more", f.top)
+	}
+	sampleFormat := ""
+	if f.samples != "" {
+		switch strings.ToLower(path.Ext(f.samples)) {
+		case ".csv":
+			sampleFormat = "csv"
+		case ".jsonl", ".json", ".ndjson":
+			sampleFormat = "jsonl"
+		default:
+			return nil, usagef("--samples %s: want a file name ending in .csv or .jsonl", f.samples)
+		}
+	}
+	var ld *ingest.Loaded
+	var err error
+	var warn bytes.Buffer
+	embedded := len(args) == 0
+	if embedded {
+		ld, err = ingest.LoadReader(bytes.NewReader(fixtures.Embedded), fixtures.EmbeddedName, ingest.Options{Name: fixtures.EmbeddedName, Lenient: f.lenient})
+		if err != nil {
+			return nil, fmt.Errorf("the embedded trace: %w", err)
+		}
+		warnLoad(&warn, ld)
+	} else {
+		ld, err = f.load(cmd, args[0]) // prints its warnings to stderr
+		if err != nil {
+			return nil, err
+		}
+		warnLoad(&warn, ld)
+	}
+	if embedded {
+		fmt.Fprintf(cmd.ErrOrStderr(), "no TRACE given: analysing the trace built into schedlens (%s)\n", fixtures.EmbeddedName)
+		cmd.ErrOrStderr().Write(warn.Bytes())
+	}
+	tl := ld.Timeline
+	win, err := f.window(tl)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := f.resolveTopology(ld, embedded)
+	if err != nil {
+		return nil, err
+	}
+	var aff metrics.Affinity
+	if f.affinity != "" {
+		fh, err := os.Open(f.affinity)
+		if err != nil {
+			return nil, fmt.Errorf("--affinity: %w", err)
+		}
+		aff, err = metrics.ParseAffinity(fh, f.affinity)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--affinity: %w", err)
+		}
+	}
+	flt := f.filter()
+	a, err := metrics.Analyze(tl, metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow)})
+	if err != nil {
+		return nil, err
+	}
+	in := &report.Input{Trace: report.NewTrace(tl, ld.Path), Analysis: a, Filter: f.filterText(), Top: f.top,
+		Command: commandLine(cmd, args), Version: Version}
+	in.Trace.Format, in.Trace.Compression, in.Trace.Clock, in.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
+	in.Trace.SkippedRecords = ld.Meta.Skipped
+	if embedded {
+		in.Trace.Embedded, in.Trace.EmbeddedAbout = true, embeddedAbout
+	}
+	for _, l := range strings.Split(strings.TrimSpace(warn.String()), "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "warning: ")); l != "" {
+			in.Warnings = append(in.Warnings, l)
+		}
+	}
+	if accounting {
+		acc := metrics.Account(tl, win)
+		for _, t := range acc.Tasks {
+			if flt.Match(tl, t.ID) {
+				in.Tasks = append(in.Tasks, t)
+			}
+		}
+	}
+	if f.samples != "" {
+		if err := writeSamplesFile(f.samples, sampleFormat, a.Latency.Samples); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%d samples written to %s\n", len(a.Latency.Samples), f.samples)
+	}
+	return &analysis{in: in, tl: tl, win: win}, nil
+}
+
+func writeSamplesFile(name, format string, samples []metrics.Sample) error {
+	fh, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("--samples: %w", err)
+	}
+	if err := report.WriteSamples(fh, samples, format); err != nil {
+		fh.Close()
+		return fmt.Errorf("--samples %s: %w", name, err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("--samples %s: %w", name, err)
+	}
+	return nil
+}
+
+// resolveTopology: --topology, else the trace's own, else a file next to
+// it, else (embedded trace) the snapshot embedded with it, else identical
+// CPUs.
+func (f *analysisFlags) resolveTopology(ld *ingest.Loaded, embedded bool) (*topology.Topology, error) {
+	ncpu := ld.Timeline.NCPU
+	if embedded && f.topology == "" {
+		name := path.Join(path.Dir(fixtures.EmbeddedName), "topology.txt")
+		t, err := topology.ReadText(bytes.NewReader(fixtures.EmbeddedTopology), name)
+		if err != nil {
+			return nil, fmt.Errorf("embedded topology: %w", err)
+		}
+		t.Source = "embedded:" + name
+		if t.NCPU() < ncpu {
+			return nil, fmt.Errorf("embedded topology has %d CPUs, the embedded trace %d", t.NCPU(), ncpu)
+		}
+		return t, nil
+	}
+	tracePath := ld.Path
+	if tracePath == "-" {
+		tracePath = ""
+	}
+	return topology.Resolve(ld.Meta.Topology, tracePath, f.topology, ncpu)
+}
+
+// filterText describes --pid/--comm for the report.
+func (f *analysisFlags) filterText() string {
+	var parts []string
+	if len(f.pids) > 0 {
+		var ps []string
+		for _, p := range f.pids {
+			ps = append(ps, strconv.Itoa(p))
+		}
+		parts = append(parts, "pid "+strings.Join(ps, ","))
+	}
+	if len(f.comms) > 0 {
+		parts = append(parts, "comm "+strings.Join(f.comms, ","))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func newReportCmd() *cobra.Command {
+	var f analysisFlags
+	cmd := &cobra.Command{
+		Use:   "report [TRACE]",
+		Short: "Trace summary, top tasks, wakeup latency, idle-with-runnable and misplaced tasks",
+		Long: `report reads a scheduler trace and prints, in one 80-column text meant for a
+mail reply (or markdown, JSON, HTML with SVG plots): what the trace holds and
+how complete it is, the tasks that waited longest, the wakeup latency and
+preemption wait distributions, the time CPUs sat idle while a task that could
+have used them waited elsewhere, and misplaced tasks (waiting beside an idle
+CPU, misfits on small CPUs, SMT contention). Every table is followed by its
+definition; the report ends with the command line and the schedlens version.
+
+With no TRACE it analyses a real trace built into schedlens and says so.
+Definitions: docs/metrics.md. Output and options: docs/report.md.`,
+		Example: `  schedlens report
+  schedlens report --format markdown trace.txt.zst > report.md
+  schedlens report --topology juno-r2 --min-window 50us --samples waits.csv trace.dat.txt`,
+		Args:         cobra.MaximumNArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			an, err := f.analyse(cmd, args, true)
+			if err != nil {
+				return err
+			}
+			return report.Write(cmd.OutOrStdout(), an.in, report.Full, f.format)
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}

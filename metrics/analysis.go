@@ -1,0 +1,556 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// Options configure Analyze.
+type Options struct {
+	// Window clips every figure; the zero Window means DefaultWindow.
+	Window Window
+	// Filter selects the tasks whose samples, waits and misplacement are
+	// reported. Every task still counts for what CPUs were doing.
+	Filter Filter
+	// Topology of the traced machine; nil means tl.Topology, and when that
+	// is nil too, tl.NCPU identical CPUs (noted in Analysis.Notes).
+	Topology *topology.Topology
+	// Affinity lists allowed CPUs per pid (--affinity FILE).
+	Affinity Affinity
+	// MinWindow: idle-with-runnable windows shorter than this many ns are
+	// not counted, in the idle metric nor in misplaced (a). 0 counts all.
+	MinWindow int64
+	// PELT configures the utilization estimate of the misfit test.
+	PELT PELT
+	// PinnedMinWaits is how many waits with an idle CPU available a task
+	// that only ever ran on one CPU must have to be flagged possibly
+	// pinned; 0 means DefaultPinnedMinWaits.
+	PinnedMinWaits int
+}
+
+// DefaultPinnedMinWaits is the default Options.PinnedMinWaits.
+const DefaultPinnedMinWaits = 10
+
+// Analysis is the result of Analyze: the three metrics of one timeline,
+// measured in one walk.
+type Analysis struct {
+	Window    Window
+	Topology  *topology.Topology
+	Latency   *Latency
+	Idle      *Idle
+	Misplaced *Misplaced
+	// Notes are assumptions the analysis had to make, for the reader.
+	Notes []string
+
+	strips func() [][]StripBin
+}
+
+// Segment flags.
+const (
+	segClipStart uint8 = 1 << iota // started before the window: cut
+	segClipEnd                     // ended after the window: cut
+	segOpen                        // still open where it ends (trace end or gap)
+	segAbut                        // the CPU's next segment starts where this one ends
+)
+
+// runSeg is a task on a CPU, clipped to the window.
+type runSeg struct {
+	start, end timeline.Time
+	task       timeline.TaskID
+	cpu        int32
+	flags      uint8
+}
+
+// runFit is the misfit state of a runSeg, kept (in collector.fit, by the
+// same index) only when capacities differ.
+type runFit struct {
+	u0     float64       // PELT utilization at start
+	onset  timeline.Time // misfit from here on (never: maxTime)
+	misfit int64         // misfit ns found by the sweep
+}
+
+// cpuSeg identifies the latest run or idle segment of a CPU.
+type cpuSeg struct {
+	end  timeline.Time
+	idx  int32
+	idle bool
+}
+
+// idleSeg is a CPU running its idle task, clipped to the window.
+type idleSeg struct {
+	start, end timeline.Time
+	cpu        int32
+	flags      uint8
+}
+
+// waitSeg is a stretch of a wait during which the task sits on one
+// runqueue, clipped to the window.
+type waitSeg struct {
+	start, end timeline.Time
+	task       timeline.TaskID
+	q          int32 // runqueue CPU
+	sample     int32 // index in samples
+	inferred   bool  // q taken from where the task later ran, not from an event
+	flags      uint8
+}
+
+const maxTime = timeline.Time(math.MaxInt64)
+
+// placeEv is a sched_wakeup, sched_wakeup_new or sched_migrate_task: a task
+// put on a runqueue.
+type placeEv struct {
+	t    timeline.Time
+	cpu  int32
+	kind timeline.Kind
+}
+
+// placements indexes placement events by task.
+type placements struct {
+	off []int32 // task i's events are evs[off[i]:off[i+1]]
+	evs []placeEv
+}
+
+func indexPlacements(tl *timeline.Timeline) placements {
+	n := len(tl.Tasks)
+	off := make([]int32, n+1)
+	for i, k := range tl.Kinds {
+		if k == timeline.KindWakeup || k == timeline.KindWakeupNew || k == timeline.KindMigrate {
+			if id := tl.TaskOf[i]; id != timeline.NoTask {
+				off[id+1]++
+			}
+		}
+	}
+	for i := 1; i <= n; i++ {
+		off[i] += off[i-1]
+	}
+	evs := make([]placeEv, off[n])
+	fill := slices.Clone(off[:n])
+	for i, k := range tl.Kinds {
+		if k == timeline.KindWakeup || k == timeline.KindWakeupNew || k == timeline.KindMigrate {
+			if id := tl.TaskOf[i]; id != timeline.NoTask {
+				evs[fill[id]] = placeEv{t: tl.Times[i], cpu: tl.Args[i], kind: k}
+				fill[id]++
+			}
+		}
+	}
+	return placements{off: off, evs: evs}
+}
+
+func (p *placements) of(id timeline.TaskID) []placeEv { return p.evs[p.off[id]:p.off[id+1]] }
+
+// collector gathers what the metrics need from one Walk.
+type collector struct {
+	tl      *timeline.Timeline
+	win     Window
+	topo    *topology.Topology
+	caps    []int
+	maxCap  int
+	asym    bool
+	match   []bool
+	masks   []cpuMask // per task: allowed CPUs, nil = free
+	affSrc  []AffinitySource
+	place   placements
+	placeAt []int32 // per task: first placement event not yet passed
+	ut      *utilTracker
+	lastRun []int32 // per task: CPU of its latest running span
+	ranOn   []int32 // per task: the one CPU it ran on, -1 none, -2 several
+	peak    []float64
+
+	runs    []runSeg
+	fit     []runFit // by run index, when asym
+	smtNs   []int64  // by run index: SMT-contended ns, when the topology has SMT
+	hasSMT  bool
+	lastSeg []cpuSeg // per CPU, to mark abutting segments
+	idles   []idleSeg
+	waits   []waitSeg
+	samples []Sample
+	walk    timeline.WalkStats
+	qIdle   []int64 // per CPU: (a) time of the waits queued there
+	names   []string
+	named   []bool
+	minWin  int64
+}
+
+// Analyze measures wakeup latency, preemption wait, idle-with-runnable
+// windows and misplaced tasks over tl in one walk. It returns an error
+// when the topology has fewer CPUs than the trace.
+func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
+	win := opts.Window
+	if win == (Window{}) {
+		win = DefaultWindow(tl)
+	}
+	a := &Analysis{Window: win}
+	topo := opts.Topology
+	if topo == nil {
+		topo = tl.Topology
+	}
+	if topo == nil {
+		topo = topology.Symmetric(max(tl.NCPU, 1))
+		a.Notes = append(a.Notes, fmt.Sprintf("no topology given: %d identical CPUs assumed, one core each, one LLC", topo.NCPU()))
+	}
+	if topo.NCPU() < tl.NCPU {
+		return nil, fmt.Errorf("topology %s has %d CPUs but the trace has %d", topo.Source, topo.NCPU(), tl.NCPU)
+	}
+	a.Topology = topo
+	c := newCollector(tl, win, topo, opts)
+	c.walk = tl.Walk(c.span)
+	// The latency distributions and the interval sweep read the samples
+	// independently (the sweep writes only Sample.IdleCPUNs, which the
+	// distributions do not read): run them side by side.
+	done := make(chan *Latency, 1)
+	go func() { done <- c.latency() }()
+	sw := c.sweep(opts.MinWindow)
+	a.Idle = c.idle(sw, opts)
+	a.Misplaced = c.misplaced(sw)
+	a.Latency = <-done
+	a.strips = func() [][]StripBin { return c.buildStrips(sw.windows, sw.periods) }
+	if n := a.Idle.PossiblyPinnedTasks; n > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d tasks ran on a single CPU across many waits while another CPU was idle: they may be pinned (pass --affinity FILE)", n))
+	}
+	return a, nil
+}
+
+func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
+	n := len(tl.Tasks)
+	c := &collector{tl: tl, win: win, topo: topo, match: make([]bool, n), masks: make([]cpuMask, n),
+		affSrc: make([]AffinitySource, n), lastRun: make([]int32, n), ranOn: make([]int32, n), peak: make([]float64, n)}
+	c.caps = make([]int, topo.NCPU())
+	for i, cpu := range topo.CPUs {
+		c.caps[i] = cpu.Capacity
+		c.maxCap = max(c.maxCap, cpu.Capacity)
+	}
+	c.asym = topo.Asymmetric()
+	ncpu := topo.NCPU()
+	c.qIdle = make([]int64, ncpu)
+	c.minWin = max(opts.MinWindow, 0)
+	for id := range tl.Tasks {
+		tk := &tl.Tasks[id]
+		c.lastRun[id], c.ranOn[id] = -1, -1
+		if tk.Idle {
+			continue
+		}
+		c.match[id] = opts.Filter.Match(tl, timeline.TaskID(id))
+		if cpus, ok := opts.Affinity[tk.PID]; ok {
+			m := newMask(ncpu)
+			for _, x := range cpus {
+				m.set(x)
+			}
+			c.masks[id], c.affSrc[id] = m, AffinityFile
+			continue
+		}
+		if cpu, ok := pinnedByName(tl, tk); ok && cpu < ncpu {
+			m := newMask(ncpu)
+			m.set(cpu)
+			c.masks[id], c.affSrc[id] = m, AffinityKthread
+		}
+	}
+	c.names, c.named = make([]string, tl.Strings.Len()), make([]bool, tl.Strings.Len())
+	c.place = indexPlacements(tl)
+	c.placeAt = make([]int32, n)
+	// Size the segment lists from the events: a switch ends at most one
+	// run; idle spans end at switches away from idle; waits start at a
+	// waking (or wakeup), a wakeup_new or a switch-out in R/R+.
+	sw := int(tl.KindCounts[timeline.KindSwitch]) + ncpu
+	toIdle, preempt := ncpu, 0
+	for i, k := range tl.Kinds {
+		if k != timeline.KindSwitch {
+			continue
+		}
+		if o := tl.Other[i]; o != timeline.NoTask && tl.Tasks[o].Idle {
+			toIdle++
+		} else if tl.States[i].Runnable() {
+			preempt++
+		}
+	}
+	wakes := int(tl.KindCounts[timeline.KindWaking])
+	if !tl.HasWaking {
+		wakes = int(tl.KindCounts[timeline.KindWakeup])
+	}
+	nsamples := wakes + int(tl.KindCounts[timeline.KindWakeupNew]) + preempt + n
+	c.runs = make([]runSeg, 0, sw)
+	if c.asym {
+		c.fit = make([]runFit, 0, sw)
+	}
+	cores := map[int]bool{}
+	for _, cpu := range topo.CPUs {
+		if cores[cpu.Core] {
+			c.hasSMT = true
+		}
+		cores[cpu.Core] = true
+	}
+	c.lastSeg = make([]cpuSeg, ncpu)
+	for i := range c.lastSeg {
+		c.lastSeg[i].idx = -1
+	}
+	c.idles = make([]idleSeg, 0, toIdle)
+	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
+	c.samples = make([]Sample, 0, nsamples)
+	c.ut = newUtilTracker(n, opts.PELT)
+	return c
+}
+
+// pinnedByName reports the CPU a kernel thread is bound to, from any name
+// the task had.
+func pinnedByName(tl *timeline.Timeline, tk *timeline.Task) (int, bool) {
+	if tk.TGID > 0 && tk.TGID != int32(tk.PID) {
+		return 0, false // a thread of a user process
+	}
+	if cpu, ok := PinnedCPU(tl.Strings.Get(tk.Comm)); ok {
+		return cpu, true
+	}
+	for _, ch := range tk.Comms {
+		if cpu, ok := PinnedCPU(tl.Strings.Get(ch.Comm)); ok {
+			return cpu, true
+		}
+	}
+	return 0, false
+}
+
+// abut records a new segment of cpu starting at st; when the CPU's previous
+// segment ends exactly there, that segment's end is implied by this start
+// and the sweep needs no event for it.
+func (c *collector) abut(cpu timeline.CPU, st timeline.Time, idx int32, idle bool, end timeline.Time) {
+	l := &c.lastSeg[cpu]
+	if l.idx >= 0 && l.end == st {
+		if l.idle {
+			c.idles[l.idx].flags |= segAbut
+		} else {
+			c.runs[l.idx].flags |= segAbut
+		}
+	}
+	*l = cpuSeg{end: end, idx: idx, idle: idle}
+}
+
+// name resolves a comm id through a cache (Strings.Get takes a lock).
+func (c *collector) name(id timeline.CommID) string {
+	if int(id) >= len(c.names) {
+		return c.tl.Strings.Get(id)
+	}
+	if !c.named[id] {
+		c.names[id], c.named[id] = c.tl.Strings.Get(id), true
+	}
+	return c.names[id]
+}
+
+// clip returns [s,e] clipped to the window and the segment flags.
+func (c *collector) clip(s, e timeline.Time, open bool) (timeline.Time, timeline.Time, uint8) {
+	var f uint8
+	if s < c.win.Start {
+		s, f = c.win.Start, f|segClipStart
+	}
+	if e > c.win.End {
+		e, f = c.win.End, f|segClipEnd
+	}
+	if open {
+		f |= segOpen
+	}
+	return s, e, f
+}
+
+func (c *collector) capOf(cpu timeline.CPU) int {
+	if cpu >= 0 && int(cpu) < len(c.caps) {
+		return c.caps[cpu]
+	}
+	return capacityScale
+}
+
+// span is the Walk callback.
+func (c *collector) span(s *timeline.Span) {
+	if s.Task == timeline.NoTask {
+		return // a CPU whose running task is unknown: neither idle nor busy
+	}
+	tk := &c.tl.Tasks[s.Task]
+	if tk.Idle {
+		if s.State == timeline.SpanRunning && s.CPU >= 0 {
+			if st, en, f := c.clip(s.Start, s.End, s.Open()); en > st && int(s.CPU) < len(c.lastSeg) {
+				c.abut(s.CPU, st, int32(len(c.idles)), true, en)
+				c.idles = append(c.idles, idleSeg{start: st, end: en, cpu: int32(s.CPU), flags: f})
+			}
+		}
+		return
+	}
+	running := s.State == timeline.SpanRunning && s.CPU >= 0
+	capacity := 0
+	if running {
+		capacity = c.capOf(s.CPU)
+	}
+	// Utilization matters only where capacities differ (misfit).
+	u0 := 0.0
+	if c.asym {
+		u0 = c.ut.span(s.Task, s.Start, s.End, capacity)
+	}
+	switch s.State {
+	case timeline.SpanRunning:
+		if s.CPU < 0 {
+			return
+		}
+		c.lastRun[s.Task] = int32(s.CPU)
+		switch r := c.ranOn[s.Task]; {
+		case r == -1:
+			c.ranOn[s.Task] = int32(s.CPU)
+		case r >= 0 && r != int32(s.CPU):
+			c.ranOn[s.Task] = -2
+		}
+		st, en, f := c.clip(s.Start, s.End, s.Open())
+		if en <= st || int(s.CPU) >= len(c.lastSeg) {
+			return
+		}
+		c.abut(s.CPU, st, int32(len(c.runs)), false, en)
+		u := u0
+		onset := maxTime
+		if c.asym {
+			if st > s.Start {
+				u = c.ut.p.Run(u0, int64(st-s.Start), capacity)
+			}
+			if c.match[s.Task] {
+				if ue := c.ut.p.Run(u, int64(en-st), capacity); ue > c.peak[s.Task] {
+					c.peak[s.Task] = ue
+				}
+			}
+		}
+		if c.asym && capacity < c.maxCap {
+			if d, ok := c.ut.p.RunUntil(u, fitThreshold(capacity), capacity); ok && st+timeline.Time(d) < en {
+				onset = st + timeline.Time(d)
+			}
+		}
+		c.runs = append(c.runs, runSeg{start: st, end: en, task: s.Task, cpu: int32(s.CPU), flags: f})
+		if c.asym {
+			c.fit = append(c.fit, runFit{u0: u, onset: onset})
+		}
+	case timeline.SpanWoken, timeline.SpanPreempted:
+		if !c.match[s.Task] {
+			return
+		}
+		if s.End < c.win.Start || s.Start > c.win.End {
+			return
+		}
+		c.addSample(s)
+	}
+}
+
+// addSample records one wakeup-latency or preemption-wait sample and the
+// runqueue stretches of its wait.
+func (c *collector) addSample(s *timeline.Span) {
+	tl := c.tl
+	st, en, f := c.clip(s.Start, s.End, s.Open())
+	comm := tl.CommAt(s.Task, s.Start)
+	smp := Sample{
+		Task: s.Task, PID: tl.Tasks[s.Task].PID, Comm: c.name(comm), commID: comm,
+		Start: s.Start, Wakeup: timeline.NoTime, End: s.End, DurNs: int64(en - st),
+		WakeCPU: timeline.NoCPU, TargetCPU: timeline.NoCPU, CPU: s.CPU, Waker: timeline.NoTask, WakerPID: timeline.NoTID,
+		Prio: s.Prio,
+	}
+	if smp.DurNs < 0 {
+		smp.DurNs = 0
+	}
+	switch {
+	case f&(segClipStart|segClipEnd) != 0:
+		smp.Censored = CensoredWindow
+	case s.Open() && s.End >= tl.End:
+		smp.Censored = CensoredTraceEnd
+	case s.Open():
+		smp.Censored = CensoredGap
+	}
+	if s.Open() {
+		smp.CPU = timeline.NoCPU
+	}
+	if s.State == timeline.SpanPreempted {
+		smp.Kind = SamplePreempt
+		if s.Flags&timeline.SpanAfterRace != 0 {
+			smp.AfterRace = true
+		}
+	} else {
+		smp.Kind = SampleWakeup
+		if s.Flags&timeline.SpanWokenNew != 0 {
+			smp.Kind = SampleWakeupNew
+		}
+		smp.NoWaking = smp.Kind == SampleWakeup && (s.Flags&timeline.SpanNoWaking != 0 || !tl.HasWaking)
+		smp.WakeCPU, smp.TargetCPU = s.WakeCPU, s.Target
+		smp.Waker, smp.WakerCtx = s.Waker, s.WakerCtx
+		if s.Waker != timeline.NoTask {
+			smp.WakerPID = tl.Tasks[s.Waker].PID
+			smp.WakerComm = c.name(tl.CommAt(s.Waker, s.Start))
+		}
+		if s.Enqueue != timeline.NoTime {
+			smp.Wakeup = s.Enqueue
+			if !smp.NoWaking && smp.Kind == SampleWakeup && s.Enqueue >= s.Start && smp.Censored == CensoredNone {
+				smp.split = true
+			}
+		}
+	}
+	idx := int32(len(c.samples))
+	c.samples = append(c.samples, smp)
+	c.waitSegs(s, idx)
+}
+
+// waitSegs splits a wait into runqueue stretches: the CPU the task was
+// queued on, from sched_wakeup / wakeup_new targets, migrations and the CPU
+// a preempted task left. Between sched_waking and sched_wakeup the task is
+// being placed and on no runqueue. With no placement event the runqueue is
+// taken from where the task ran next (inferred).
+func (c *collector) waitSegs(s *timeline.Span, sample int32) {
+	// The task's spans come in time order, so its placement events are
+	// consumed from a cursor rather than searched.
+	evs := c.place.of(s.Task)
+	i := int(c.placeAt[s.Task])
+	for i < len(evs) && evs[i].t < s.Start {
+		i++
+	}
+	c.placeAt[s.Task] = int32(i)
+	q, inferred := int32(-1), false
+	preempt := s.State == timeline.SpanPreempted
+	race := s.Flags&timeline.SpanAfterRace != 0
+	woke := false
+	switch {
+	case preempt:
+		q = c.lastRun[s.Task]
+		woke = !race
+	case !c.tl.HasWakeup:
+		// No sched_wakeup in the trace: the runqueue is not recorded.
+		q, inferred = int32(s.CPU), true
+		if s.CPU < 0 {
+			q = int32(s.Target)
+		}
+		woke = true
+	}
+	if q < 0 && preempt {
+		q, inferred = int32(s.CPU), true
+	}
+	from := s.Start
+	emit := func(to timeline.Time) {
+		if q >= 0 && to > from {
+			st, en, f := c.clip(from, to, s.Open() && to == s.End)
+			if en > st {
+				c.waits = append(c.waits, waitSeg{start: st, end: en, task: s.Task, q: q, sample: sample, inferred: inferred, flags: f})
+			}
+		}
+		from = to
+	}
+	for ; i < len(evs) && evs[i].t <= s.End; i++ {
+		e := evs[i]
+		if e.kind != timeline.KindMigrate {
+			if woke {
+				continue // a second wakeup while queued, or a preempted task's
+			}
+			woke = true
+		}
+		if e.cpu == q || e.cpu < 0 {
+			continue
+		}
+		emit(e.t)
+		q, inferred = e.cpu, false
+	}
+	if !woke && q < 0 {
+		// A wakeup whose sched_wakeup is missing: queued, on the CPU it
+		// ran on next.
+		q, inferred = int32(s.CPU), true
+		if s.CPU < 0 {
+			q = int32(s.Target)
+		}
+	}
+	emit(s.End)
+}

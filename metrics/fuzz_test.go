@@ -1,0 +1,170 @@
+package metrics
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// FuzzParseAffinity: the parser never panics, accepts only pids above 0
+// with non-empty ascending CPU lists, and what it accepts reads back the
+// same from its canonical form.
+func FuzzParseAffinity(f *testing.F) {
+	f.Add([]byte("# pid cpus\n1234 0-3\n1235: 4,6\n"))
+	f.Add([]byte("pid 1236's current affinity list: 0-1\n"))
+	f.Add([]byte("7=0-63,128\n\n"))
+	f.Add([]byte("12 3-1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		aff, err := ParseAffinity(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			if aff != nil {
+				t.Fatalf("error %v with a result", err)
+			}
+			return
+		}
+		var b strings.Builder
+		for pid, cpus := range aff {
+			if pid <= 0 || len(cpus) == 0 || !slices.IsSorted(cpus) {
+				t.Fatalf("pid %d cpus %v accepted", pid, cpus)
+			}
+			fmt.Fprintf(&b, "%d %s\n", pid, topology.FormatCPUList(cpus))
+		}
+		again, err := ParseAffinity(strings.NewReader(b.String()), "again")
+		if err != nil {
+			t.Fatalf("canonical form %q: %v", b.String(), err)
+		}
+		if len(again) != len(aff) {
+			t.Fatalf("read back %d tasks, want %d", len(again), len(aff))
+		}
+		for pid, cpus := range aff {
+			if !slices.Equal(again[pid], cpus) {
+				t.Fatalf("pid %d: read back %v, want %v", pid, again[pid], cpus)
+			}
+		}
+	})
+}
+
+// fuzzEvents decodes bytes into scheduler events, 6 bytes each: kind,
+// CPU, task, other, prev state, time step. Tasks are pids 0..7 on 4 CPUs,
+// so a short input exercises many interleavings.
+func fuzzEvents(data []byte, strs *timeline.Strings) []timeline.Event {
+	kinds := []timeline.Kind{timeline.KindSwitch, timeline.KindSwitch, timeline.KindSwitch, timeline.KindWaking,
+		timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindMigrate, timeline.KindLost, timeline.KindFork, timeline.KindExit}
+	states := []string{"R", "R+", "S", "D", "I", "X", "T"}
+	var evs []timeline.Event
+	var now timeline.Time
+	for len(data) >= 6 {
+		b := data[:6]
+		data = data[6:]
+		var e timeline.Event
+		e.Reset()
+		now += timeline.Time(b[5]) * 1000
+		e.Time = now
+		e.Kind = kinds[int(b[0])%len(kinds)]
+		e.CPU = timeline.CPU(b[1] % 4)
+		e.Task = timeline.TID(b[2] % 8)
+		e.Other = timeline.TID(b[3] % 8)
+		e.Comm = strs.IDString(fmt.Sprintf("t%d", e.Task))
+		e.OComm = strs.IDString(fmt.Sprintf("t%d", e.Other))
+		e.Prio = int16(100 + b[4]%40)
+		switch e.Kind {
+		case timeline.KindSwitch:
+			st, _ := timeline.ParseState([]byte(states[int(b[4])%len(states)]))
+			e.State = st
+		case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
+			e.Arg = int64(b[4] % 4)
+			e.Ctx = timeline.Context(b[4] % 4)
+		case timeline.KindMigrate:
+			e.Arg, e.Arg2 = int64(b[4]%4), int64(e.CPU)
+		case timeline.KindLost:
+			e.Arg = int64(b[4])
+			e.Start = now - timeline.Time(b[3])*1000
+		}
+		if e.Task == 0 && e.Kind != timeline.KindSwitch && e.Kind != timeline.KindLost {
+			e.Task = 1
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// fuzzEncode is the inverse of fuzzEvents for the events it can express,
+// to seed the fuzzer from the scenarios.
+func fuzzEncode(tl *timeline.Timeline) []byte {
+	idx := map[timeline.Kind]byte{timeline.KindSwitch: 0, timeline.KindWaking: 3, timeline.KindWakeup: 4,
+		timeline.KindWakeupNew: 5, timeline.KindMigrate: 6, timeline.KindLost: 7, timeline.KindFork: 8, timeline.KindExit: 9}
+	var out []byte
+	var last timeline.Time
+	for i := 0; i < tl.Len(); i++ {
+		e := tl.Event(i)
+		k, ok := idx[e.Kind]
+		if !ok {
+			continue
+		}
+		step := min(max(int64(e.Time-last)/1000, 0), 255)
+		last = e.Time
+		arg := byte(e.Arg)
+		if e.Kind == timeline.KindSwitch {
+			arg = map[string]byte{"R": 0, "R+": 1, "S": 2, "D": 3, "I": 4, "X": 5, "T": 6}[e.State.String()]
+		}
+		out = append(out, k, byte(e.CPU), byte(max(e.Task, 0)), byte(max(e.Other, 0)), arg, byte(step))
+	}
+	return out
+}
+
+// FuzzAnalyze: on any event stream the metrics hold their invariants
+// (checkInvariants): samples add up to Account's runnable time per task,
+// idle-with-runnable time stays within idle time, windows add up; on both
+// an SMT and an asymmetric topology, with and without a minimum window.
+func FuzzAnalyze(f *testing.F) {
+	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		tl, _, err := buildScenario(parseTxtar(data)["trace"])
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(fuzzEncode(tl))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		strs := timeline.NewStrings()
+		b := timeline.NewBuilder(strs, 4)
+		for _, e := range fuzzEvents(data, strs) {
+			b.Add(e)
+		}
+		tl, err := b.Finish()
+		if err != nil || tl.Len() == 0 {
+			return
+		}
+		for _, preset := range []string{"smt2-2", "juno-r2"} {
+			topo, _ := topology.Preset(preset)
+			for _, minWin := range []int64{0, 3000} {
+				a, err := Analyze(tl, Options{Topology: topo, MinWindow: minWin})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkInvariants(t, tl, a)
+				for _, s := range a.Latency.Samples {
+					if s.DurNs < 0 || s.IdleCPUNs < 0 {
+						t.Fatalf("sample %+v: negative time", s)
+					}
+				}
+				for _, m := range a.Misplaced.Tasks {
+					if m.MisfitNs > m.RunNs || m.SMTContendedNs > m.RunNs {
+						t.Fatalf("pid %d: misfit %d or SMT %d above run time %d", m.PID, m.MisfitNs, m.SMTContendedNs, m.RunNs)
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,613 @@
+package metrics
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"strconv"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Definitions printed under every table that shows the figure, and in the
+// JSON outputs. docs/metrics.md gives the long form.
+const (
+	DefWakeupLatency = "wakeup latency: sched_waking of a task (sched_wakeup if no waking was " +
+		"traced for it, sched_wakeup_new for a new task) to the sched_switch that runs it; " +
+		"wakeups of running or queued tasks are not samples; samples cut by the trace end, " +
+		"a lost-event gap or the window are censored and left out of the percentiles"
+	DefPreemptWait = "preemption wait: sched_switch out in R or R+ (or woken while going to " +
+		"sleep) to the next sched_switch in"
+	DefPlacement = "placement delay: sched_waking to sched_wakeup (both traced); queue delay: " +
+		"sched_wakeup to switch-in"
+)
+
+// SampleKind says what started a runnable wait.
+type SampleKind uint8
+
+// Sample kinds.
+const (
+	SampleWakeup    SampleKind = iota // sched_waking (or sched_wakeup) of a sleeping task
+	SampleWakeupNew                   // sched_wakeup_new of a new task
+	SamplePreempt                     // switch-out in R/R+ (or woken while going to sleep)
+)
+
+func (k SampleKind) String() string {
+	switch k {
+	case SampleWakeup:
+		return "wakeup"
+	case SampleWakeupNew:
+		return "wakeup_new"
+	case SamplePreempt:
+		return "preempt"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Censor says why a sample's interval was cut.
+type Censor uint8
+
+// Censoring causes.
+const (
+	CensoredNone     Censor = iota
+	CensoredTraceEnd        // the trace ended before the task ran
+	CensoredGap             // a lost-event gap or inconsistency cut it
+	CensoredWindow          // it crosses the window's start or end
+)
+
+func (c Censor) String() string {
+	switch c {
+	case CensoredNone:
+		return ""
+	case CensoredTraceEnd:
+		return "trace_end"
+	case CensoredGap:
+		return "gap"
+	case CensoredWindow:
+		return "window"
+	}
+	return "censor(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Sample is one runnable wait: a wakeup latency or a preemption wait.
+// (Fields are ordered by size to keep the struct small: a trace has one
+// sample per wakeup and preemption.)
+type Sample struct {
+	Start  timeline.Time // runnable from: sched_waking, sched_wakeup(_new), or the switch-out
+	Wakeup timeline.Time // sched_wakeup / wakeup_new (enqueue), NoTime if not traced
+	End    timeline.Time // switch-in, or where the interval was cut
+	DurNs  int64         // End - Start, clipped to the window
+
+	// IdleCPUNs is how long, during this wait, the task sat on a busy CPU's
+	// runqueue while a CPU it may run on was idle (misplaced (a)).
+	IdleCPUNs int64
+
+	Comm      string // the task's name when the wait started
+	WakerComm string
+
+	Task     timeline.TaskID
+	PID      timeline.TID
+	Waker    timeline.TaskID // task running where the waking was recorded
+	WakerPID timeline.TID
+
+	WakeCPU   timeline.CPU // CPU that recorded the waking (wakeups only)
+	TargetCPU timeline.CPU // target_cpu of the waking/wakeup event, updated by migrations
+	CPU       timeline.CPU // CPU it was switched in on; NoCPU if censored
+
+	commID timeline.CommID
+
+	Prio     int16            // kernel prio (0..139), -1 if unknown
+	Kind     SampleKind       // what started the wait
+	WakerCtx timeline.Context // task, softirq, hardirq (ftrace irq-info flags), unknown
+	Censored Censor
+
+	NoWaking  bool // a wakeup sample that starts at sched_wakeup
+	AfterRace bool // a preemption sample of a task woken while going to sleep
+	split     bool // both sched_waking and sched_wakeup traced, complete
+}
+
+// PlacementNs returns the placement delay (sched_waking to sched_wakeup),
+// or -1 unless both events were traced and the sample is complete.
+func (s *Sample) PlacementNs() int64 {
+	if !s.split {
+		return -1
+	}
+	return int64(s.Wakeup - s.Start)
+}
+
+// QueueNs returns the queue delay (sched_wakeup to switch-in), or -1 as
+// for PlacementNs.
+func (s *Sample) QueueNs() int64 {
+	if !s.split {
+		return -1
+	}
+	return int64(s.End - s.Wakeup)
+}
+
+// Exactness of the sample's duration.
+func (s *Sample) Exactness() Exactness {
+	if s.Censored != CensoredNone {
+		return Censored
+	}
+	return Exact
+}
+
+// PrioClass names the scheduling class of a kernel prio: "rt N" (N the
+// user-visible rtprio, 99 - prio) for 0..99, "nice N" for 100..139,
+// "unknown" otherwise (deadline tasks show prio -1 in ftrace).
+func PrioClass(prio int16) string {
+	switch {
+	case prio >= 0 && prio < 100:
+		return "rt " + strconv.Itoa(99-int(prio))
+	case prio >= 100 && prio < 140:
+		return "nice " + strconv.Itoa(int(prio)-120)
+	}
+	return "unknown"
+}
+
+// Histogram counts values in log2 buckets of microseconds, like runqlat:
+// bucket 0 holds 0 and 1 µs, bucket k >= 1 holds [2^k, 2^(k+1)) µs.
+type Histogram []int64
+
+// HistBucket returns the bucket of a value in nanoseconds.
+func HistBucket(ns int64) int {
+	us := uint64(max(ns, 0)) / 1000
+	if us < 2 {
+		return 0
+	}
+	return bits.Len64(us) - 1
+}
+
+// HistRange returns the µs range [lo, hi] of bucket k.
+func HistRange(k int) (lo, hi int64) {
+	if k == 0 {
+		return 0, 1
+	}
+	return 1 << k, 1<<(k+1) - 1
+}
+
+func (h *Histogram) add(ns int64) {
+	k := HistBucket(ns)
+	for len(*h) <= k {
+		*h = append(*h, 0)
+	}
+	(*h)[k]++
+}
+
+// Dist summarises durations. Percentiles use the nearest rank: P is the
+// smallest sample such that at least P% of the samples are at or below it.
+type Dist struct {
+	Count  int64
+	SumNs  int64
+	MeanNs int64
+	P50Ns  int64
+	P90Ns  int64
+	P99Ns  int64
+	P999Ns int64
+	MaxNs  int64
+	Hist   Histogram
+}
+
+// rank returns the nearest-rank percentile (per mille) of sorted.
+func rank(sorted []int64, perMille int) int64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	i := (n*perMille + 999) / 1000 // ceil(n * p)
+	return sorted[max(i, 1)-1]
+}
+
+// distOf summarises durations in any order, with the histogram if hist.
+// The nearest-rank percentiles come from one counting pass over
+// logarithmic buckets (16 per power of two, exact below 32 ns), then a
+// sort of only the few buckets that hold the wanted ranks.
+func distOf(vals []int64, hist bool) Dist {
+	d := Dist{Count: int64(len(vals))}
+	n := len(vals)
+	if n == 0 {
+		return d
+	}
+	for _, v := range vals {
+		d.SumNs += v
+		d.MaxNs = max(d.MaxNs, v)
+	}
+	if hist {
+		for _, v := range vals {
+			d.Hist.add(v)
+		}
+	}
+	d.MeanNs = d.SumNs / d.Count
+	out := [4]*int64{&d.P50Ns, &d.P90Ns, &d.P99Ns, &d.P999Ns}
+	var ranks [4]int
+	for i, pm := range [4]int{500, 900, 990, 999} {
+		ranks[i] = max((n*pm+999)/1000, 1) - 1
+	}
+	if n <= 64 {
+		slices.Sort(vals)
+		for i, k := range ranks {
+			*out[i] = vals[k]
+		}
+		return d
+	}
+	var counts [logBuckets]int32
+	for _, v := range vals {
+		counts[logBucket(v)]++
+	}
+	// The bucket of each rank, and how many values lie below it.
+	var bucket, below [4]int
+	cum, r := 0, 0
+	for b := 0; b < logBuckets && r < 4; b++ {
+		c := int(counts[b])
+		for r < 4 && ranks[r] < cum+c {
+			bucket[r], below[r] = b, cum
+			r++
+		}
+		cum += c
+	}
+	// Gather and sort the values of those buckets (at most four).
+	var gathered [4][]int64
+	for i := range 4 {
+		if i > 0 && bucket[i] == bucket[i-1] {
+			continue
+		}
+		gathered[i] = make([]int64, 0, counts[bucket[i]])
+	}
+	for _, v := range vals {
+		b := logBucket(v)
+		for i := range 4 {
+			if b == bucket[i] && gathered[i] != nil {
+				gathered[i] = append(gathered[i], v)
+				break
+			}
+		}
+	}
+	for i := range 4 {
+		j := i
+		for j > 0 && gathered[j] == nil {
+			j--
+		}
+		if i == j {
+			slices.Sort(gathered[i])
+		}
+		*out[i] = gathered[j][ranks[i]-below[i]]
+	}
+	return d
+}
+
+// logBuckets is the number of logBucket values.
+const logBuckets = 60*16 + 32
+
+// logBucket maps a duration to an ordered bucket: the value itself below
+// 32, else 16 sub-buckets per power of two (each at most 1/16 of its
+// values wide).
+func logBucket(v int64) int {
+	if v < 32 {
+		return int(max(v, 0))
+	}
+	e := bits.Len64(uint64(v)) - 5
+	return e*16 + int(uint64(v)>>e)
+}
+
+// NewDist summarises ascending durations.
+func NewDist(sorted []int64) Dist {
+	d := Dist{Count: int64(len(sorted))}
+	if len(sorted) == 0 {
+		return d
+	}
+	for _, v := range sorted {
+		d.SumNs += v
+		d.Hist.add(v)
+	}
+	d.MeanNs = d.SumNs / d.Count
+	d.P50Ns, d.P90Ns, d.P99Ns, d.P999Ns = rank(sorted, 500), rank(sorted, 900), rank(sorted, 990), rank(sorted, 999)
+	d.MaxNs = sorted[len(sorted)-1]
+	return d
+}
+
+// GroupDist is the distribution of one group of samples: a task, a comm, a
+// priority class or a CPU. Its Dist has no histogram.
+type GroupDist struct {
+	Key  string          // "nice 0", "rt 50", "cpu 1", a comm, or "pid/comm"
+	Task timeline.TaskID // by task only, else NoTask
+	PID  timeline.TID    // by task only
+	Comm string          // by task and by comm
+	CPU  timeline.CPU    // by CPU only, else NoCPU
+	Dist Dist            // complete samples
+	// Censored samples of the group and their clipped time; SumNs plus
+	// CensoredNs is the group's whole runnable time in the window.
+	Censored   int64
+	CensoredNs int64
+}
+
+// CensorCounts counts censored samples by cause.
+type CensorCounts struct {
+	Count    int64
+	Ns       int64 // their clipped durations, a lower bound
+	TraceEnd int64
+	Gap      int64
+	Window   int64
+}
+
+// LatencyStats is the summary of one kind of wait.
+type LatencyStats struct {
+	Overall   Dist
+	Placement Dist // waking -> wakeup, samples with both events
+	Queue     Dist // wakeup -> switch-in, same samples
+	ByTask    []GroupDist
+	ByComm    []GroupDist
+	ByClass   []GroupDist
+	ByCPU     []GroupDist
+	Censored  CensorCounts
+	// ByContext counts complete wakeup samples by the context of their
+	// waking: "task", "softirq", "hardirq", "nmi", "unknown" (no flags).
+	ByContext map[string]int64
+	// FromWakeup counts wakeup samples that start at sched_wakeup because
+	// no sched_waking was traced for them.
+	FromWakeup int64
+}
+
+// Latency is the wakeup-latency and preemption-wait metric.
+type Latency struct {
+	// Samples holds every wait of the selected tasks that overlaps the
+	// window, in switch-in order, censored ones included.
+	Samples []Sample
+	Wakeup  LatencyStats
+	Preempt LatencyStats
+	// WakeupsOfRunning and WakeupsOfQueued count wakeups of tasks that
+	// were running or already runnable (whole trace): not samples.
+	WakeupsOfRunning int64
+	WakeupsOfQueued  int64
+	HasWaking        bool // the trace has sched_waking
+	HasWakeup        bool // the trace has sched_wakeup
+}
+
+func (c *collector) latency() *Latency {
+	l := &Latency{Samples: c.samples, WakeupsOfRunning: c.walk.WakeupsOfRunning, WakeupsOfQueued: c.walk.WakeupsOfQueued,
+		HasWaking: c.tl.HasWaking, HasWakeup: c.tl.HasWakeup}
+	ntask, ncomm, ncpu := len(c.tl.Tasks), c.tl.Strings.Len(), c.topo.NCPU()
+	g := [2]*grouper{newGrouper(ntask, ncomm, ncpu, false), newGrouper(ntask, ncomm, ncpu, true)}
+	for _, x := range g {
+		x.taskName = c.tl.TaskName
+	}
+	// One pass sizes every group of both kinds, a second deals the
+	// complete samples' durations out in sample order; percentiles then
+	// come from selection, not sorting.
+	for i := range c.samples {
+		s := &c.samples[i]
+		if s.Kind == SamplePreempt {
+			g[1].count(s)
+		} else {
+			g[0].count(s)
+		}
+	}
+	g[0].carve()
+	g[1].carve()
+	for i := range c.samples {
+		s := &c.samples[i]
+		if s.Censored != CensoredNone {
+			continue
+		}
+		if s.Kind == SamplePreempt {
+			g[1].fill(s)
+		} else {
+			g[0].fill(s)
+		}
+	}
+	l.Wakeup = g[0].finish()
+	l.Preempt = g[1].finish()
+	return l
+}
+
+type groupAcc struct {
+	g    GroupDist
+	n    int // complete samples
+	durs []int64
+}
+
+// grouper builds the distributions of one kind of wait (wakeups or
+// preemptions), with its groups held in slices indexed by task, comm id,
+// prio and CPU.
+type grouper struct {
+	preempt bool
+	tasks   []*groupAcc
+	comms   []*groupAcc
+	classes [141]*groupAcc // prio+1; 0 = unknown
+	cpus    []*groupAcc
+	// The groups in order of creation.
+	lTasks, lComms, lClasses, lCPUs []*groupAcc
+	// taskName names a task by its latest comm (a task that exec'd has
+	// samples under several).
+	taskName func(timeline.TaskID) string
+
+	st                LatencyStats
+	ctx               [timeline.CtxNMI + 1]int64
+	n, nplace         int
+	all, place, queue []int64
+}
+
+func newGrouper(ntask, ncomm, ncpu int, preempt bool) *grouper {
+	return &grouper{preempt: preempt, tasks: make([]*groupAcc, ntask), comms: make([]*groupAcc, ncomm), cpus: make([]*groupAcc, ncpu)}
+}
+
+func prioSlot(prio int16) int {
+	if p := int(prio) + 1; p > 0 && p < 141 {
+		return p
+	}
+	return 0
+}
+
+// count sizes the groups for sample s, creating them, and tallies
+// censoring.
+func (g *grouper) count(s *Sample) {
+	st := &g.st
+	if s.Kind == SampleWakeup && s.NoWaking {
+		st.FromWakeup++
+	}
+	ta := g.tasks[s.Task]
+	if ta == nil {
+		name := s.Comm
+		if g.taskName != nil {
+			name = g.taskName(s.Task)
+		}
+		ta = &groupAcc{g: GroupDist{Key: strconv.Itoa(int(s.PID)) + "/" + name, Task: s.Task, PID: s.PID, Comm: name, CPU: timeline.NoCPU}}
+		g.tasks[s.Task] = ta
+		g.lTasks = append(g.lTasks, ta)
+	}
+	if s.Censored != CensoredNone {
+		st.Censored.Count++
+		st.Censored.Ns += s.DurNs
+		switch s.Censored {
+		case CensoredTraceEnd:
+			st.Censored.TraceEnd++
+		case CensoredGap:
+			st.Censored.Gap++
+		case CensoredWindow:
+			st.Censored.Window++
+		}
+		ta.g.Censored++
+		ta.g.CensoredNs += s.DurNs
+		return
+	}
+	g.n++
+	ta.n++
+	ca := g.comms[s.commID]
+	if ca == nil {
+		ca = &groupAcc{g: GroupDist{Key: s.Comm, Task: timeline.NoTask, Comm: s.Comm, CPU: timeline.NoCPU}}
+		g.comms[s.commID] = ca
+		g.lComms = append(g.lComms, ca)
+	}
+	ca.n++
+	p := prioSlot(s.Prio)
+	pa := g.classes[p]
+	if pa == nil {
+		pa = &groupAcc{g: GroupDist{Key: PrioClass(int16(p - 1)), Task: timeline.NoTask, CPU: timeline.NoCPU}}
+		g.classes[p] = pa
+		g.lClasses = append(g.lClasses, pa)
+	}
+	pa.n++
+	if s.CPU >= 0 && int(s.CPU) < len(g.cpus) {
+		xa := g.cpus[s.CPU]
+		if xa == nil {
+			xa = &groupAcc{g: GroupDist{Key: "cpu " + strconv.Itoa(int(s.CPU)), Task: timeline.NoTask, CPU: s.CPU}}
+			g.cpus[s.CPU] = xa
+			g.lCPUs = append(g.lCPUs, xa)
+		}
+		xa.n++
+	}
+	if s.split {
+		g.nplace++
+	}
+	if !g.preempt && int(s.WakerCtx) < len(g.ctx) {
+		g.ctx[s.WakerCtx]++
+	}
+}
+
+// carve gives every group its slice of one backing array per grouping.
+func (g *grouper) carve() {
+	carve := func(groups []*groupAcc) {
+		back := make([]int64, 0, g.n)
+		for _, a := range groups {
+			a.durs = back[len(back) : len(back) : len(back)+a.n]
+			back = back[:len(back)+a.n]
+		}
+	}
+	carve(g.lTasks)
+	carve(g.lComms)
+	carve(g.lClasses)
+	carve(g.lCPUs)
+	g.all = make([]int64, 0, g.n)
+	g.place = make([]int64, 0, g.nplace)
+	g.queue = make([]int64, 0, g.nplace)
+}
+
+// fill deals the duration of complete sample s out to its groups.
+func (g *grouper) fill(s *Sample) {
+	d := s.DurNs
+	g.all = append(g.all, d)
+	ta := g.tasks[s.Task]
+	ta.durs = append(ta.durs, d)
+	ca := g.comms[s.commID]
+	ca.durs = append(ca.durs, d)
+	pa := g.classes[prioSlot(s.Prio)]
+	pa.durs = append(pa.durs, d)
+	if s.CPU >= 0 && int(s.CPU) < len(g.cpus) {
+		xa := g.cpus[s.CPU]
+		xa.durs = append(xa.durs, d)
+	}
+	if s.split {
+		g.place = append(g.place, int64(s.Wakeup-s.Start))
+		g.queue = append(g.queue, int64(s.End-s.Wakeup))
+	}
+}
+
+// finish computes the distributions.
+func (g *grouper) finish() LatencyStats {
+	st := g.st
+	st.Overall = distOf(g.all, true)
+	st.Placement, st.Queue = distOf(g.place, true), distOf(g.queue, true)
+	if !g.preempt {
+		st.ByContext = map[string]int64{}
+		for c, n := range g.ctx {
+			if n > 0 {
+				st.ByContext[timeline.Context(c).String()] = n
+			}
+		}
+	}
+	st.ByTask = finish(g.lTasks, st.Overall, func(a, b *GroupDist) int {
+		if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.PID, b.PID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Task, b.Task)
+	})
+	st.ByComm = finish(g.lComms, st.Overall, func(a, b *GroupDist) int {
+		if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Comm, b.Comm)
+	})
+	st.ByClass = finish(g.lClasses, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(classOrder(a.Key), classOrder(b.Key)) })
+	st.ByCPU = finish(g.lCPUs, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(a.CPU, b.CPU) })
+	return st
+}
+
+// classOrder sorts rt (highest rtprio first), then nice (lowest first),
+// then unknown.
+func classOrder(key string) int {
+	if v, ok := cutInt(key, "rt "); ok {
+		return -1000 - v
+	}
+	if v, ok := cutInt(key, "nice "); ok {
+		return v
+	}
+	return 1000
+}
+
+func cutInt(s, prefix string) (int, bool) {
+	if len(s) <= len(prefix) || s[:len(prefix)] != prefix {
+		return 0, false
+	}
+	v, err := strconv.Atoi(s[len(prefix):])
+	return v, err == nil
+}
+
+func finish(m []*groupAcc, overall Dist, less func(a, b *GroupDist) int) []GroupDist {
+	for _, a := range m {
+		if int64(len(a.durs)) == overall.Count {
+			// The group holds every sample: its figures are the overall ones.
+			a.g.Dist = overall
+			a.g.Dist.Hist = nil
+			continue
+		}
+		a.g.Dist = distOf(a.durs, false)
+	}
+	slices.SortFunc(m, func(a, b *groupAcc) int { return less(&a.g, &b.g) })
+	out := make([]GroupDist, len(m))
+	for i, a := range m {
+		out[i] = a.g
+	}
+	return out
+}

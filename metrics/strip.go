@@ -1,0 +1,66 @@
+package metrics
+
+import "github.com/schedlens/schedlens/timeline"
+
+// StripBins is how many bins a CPU strip has.
+const StripBins = 400
+
+// StripBin is what one CPU did over one bin of the window, in ns.
+type StripBin struct {
+	BusyNs             int64
+	IdleNs             int64
+	IdleWithRunnableNs int64
+}
+
+// CPUStrips returns, per CPU, the window cut into StripBins equal bins with
+// the busy, idle and idle-with-runnable time of each: the data of a per-CPU
+// timeline strip. Time in none of them is unknown. It is computed on
+// demand.
+func (a *Analysis) CPUStrips() [][]StripBin {
+	if a.strips == nil {
+		return nil
+	}
+	return a.strips()
+}
+
+func (c *collector) buildStrips(windows []IdleWindow, periods []int64) [][]StripBin {
+	n := c.topo.NCPU()
+	span := int64(c.win.End - c.win.Start)
+	if span <= 0 {
+		return nil
+	}
+	out := make([][]StripBin, n)
+	for i := range out {
+		out[i] = make([]StripBin, StripBins)
+	}
+	add := func(cpu int32, s, e timeline.Time, f func(*StripBin, int64)) {
+		if int(cpu) >= n || e <= s {
+			return
+		}
+		a, b := int64(s-c.win.Start), int64(e-c.win.Start)
+		for a < b {
+			k := a * StripBins / span
+			if k >= StripBins {
+				k = StripBins - 1
+			}
+			end := min(b, (k+1)*span/StripBins)
+			if end <= a {
+				end = b
+			}
+			f(&out[cpu][k], end-a)
+			a = end
+		}
+	}
+	for _, r := range c.runs {
+		add(r.cpu, r.start, r.end, func(b *StripBin, d int64) { b.BusyNs += d })
+	}
+	for _, s := range c.idles {
+		add(s.cpu, s.start, s.end, func(b *StripBin, d int64) { b.IdleNs += d })
+	}
+	for _, w := range windows {
+		if w.DurNs > 0 && periods[w.period] >= c.minWin {
+			add(int32(w.CPU), w.Start, w.Start+timeline.Time(w.DurNs), func(b *StripBin, d int64) { b.IdleWithRunnableNs += d })
+		}
+	}
+	return out
+}
