@@ -525,6 +525,11 @@ func (w *walker) doWakeup(i int, t Time, cpu CPU, id TaskID) {
 	case SpanWoken:
 		if ts.enq == NoTime {
 			ts.enq = t
+			// sched_wakeup names the runqueue the task was put on;
+			// sched_waking's target_cpu is only the CPU it last ran on.
+			if c := CPU(tl.Args[i]); c >= 0 {
+				ts.target = c
+			}
 		}
 		return
 	case SpanRunning:
