@@ -886,6 +886,21 @@ func (s *Sim) endSegment(cpu, t int) {
 	tr := &s.tasks[t]
 	tk := &s.w.Tasks[t]
 	seg := int(tr.seg)
+	if seg+1 < len(tk.Segments) && tr.fired[seg+1] && s.w.WakeAfterBlock {
+		// Woken before it could block, in a workload whose recorded wakes
+		// all ended a sleep: it blocks, then the held wake fires at once.
+		*s.cEarly++
+		c := &s.cpus[cpu]
+		tr.fired[seg+1] = false
+		s.pol.Dequeue(cpu, t, DeqSleep)
+		tr.state = TaskBlocked
+		c.curr = -1
+		c.outState = timeline.StateInterrupt
+		s.pick(cpu, t, false)
+		s.ctx = cpu
+		s.wake(t, seg+1, cpu, -1, false, false)
+		return
+	}
 	if seg+1 < len(tk.Segments) && tr.fired[seg+1] {
 		// Woken before it could block: it goes on without sleeping.
 		*s.cEarly++

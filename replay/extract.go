@@ -55,10 +55,12 @@ func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) 
 		}
 	}
 	x := &extractor{tl: tl, caps: caps, start: tl.ValidStart, xs: make([]xtask, len(tl.Tasks)), forkParent: map[timeline.TaskID]timeline.TaskID{},
-		cur: make([]timeline.TaskID, max(tl.NCPU, 1)), lastSeen: make([]timeline.Time, max(tl.NCPU, 1)), switched: make([]bool, max(tl.NCPU, 1))}
+		cur: make([]timeline.TaskID, max(tl.NCPU, 1)), lastSeen: make([]timeline.Time, max(tl.NCPU, 1)), switched: make([]bool, max(tl.NCPU, 1)),
+		lastWake: make([]xlastWake, max(tl.NCPU, 1))}
 	for i := range x.cur {
 		x.cur[i] = timeline.NoTask
 		x.lastSeen[i] = timeline.NoTime
+		x.lastWake[i] = xlastWake{waker: timeline.NoTask, wakee: timeline.NoTask}
 	}
 	if x.start == timeline.NoTime {
 		x.start = tl.Start
@@ -96,6 +98,7 @@ type xwake struct {
 	delay  int64
 	period int64
 	cpu    int
+	sync   bool
 }
 
 type xseg struct {
@@ -131,6 +134,15 @@ type extractor struct {
 	lastSeen   []timeline.Time   // per CPU, its last event
 	switched   []bool            // per CPU, a switch was seen
 	unseen     int               // runs whose end was not recorded
+	lastWake   []xlastWake       // per CPU, the last task wake issued by its current task
+	nSync      int               // wakes taken as WF_SYNC
+}
+
+// xlastWake is a task wake issued on a CPU: if the waker blocks and the
+// wakee is switched in next on that CPU, the wake was a sync wakeup.
+type xlastWake struct {
+	waker, wakee timeline.TaskID
+	seg          int // index of the wakee's segment it started
 }
 
 func (x *extractor) capOf(cpu int) int64 {
@@ -305,6 +317,8 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 	}
 	x.cur[cpu] = next
 	x.switched[cpu] = true
+	lw := x.lastWake[cpu]
+	x.lastWake[cpu] = xlastWake{waker: timeline.NoTask, wakee: timeline.NoTask}
 	if x.isTask(prev) {
 		xt := &x.xs[prev]
 		x.reveal(prev, cpu)
@@ -322,6 +336,16 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			x.closeSeg(prev)
 			xt.state = xSleeping
 			xt.blockAt = t
+			// The waker blocked right after waking next, and next takes
+			// its CPU: the signature of a WF_SYNC wakeup (pipes, sockets:
+			// wake_up_interruptible_sync_poll), which wake_affine turns
+			// into "stay on the waker's CPU".
+			if lw.waker == prev && lw.wakee == next && x.isTask(next) {
+				if nx := &x.xs[next]; lw.seg < len(nx.segs) && nx.segs[lw.seg].wake.kind == WakeTask && nx.segs[lw.seg].wake.waker == prev {
+					nx.segs[lw.seg].wake.sync = true
+					x.nSync++
+				}
+			}
 		}
 	}
 	if x.isTask(next) {
@@ -392,6 +416,9 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 	if wk.kind == WakeTimer {
 		x.notePeriodic(id, t, &wk)
 	}
+	if wk.kind == WakeTask && x.cur[cpu] == waker {
+		x.lastWake[cpu] = xlastWake{waker: waker, wakee: id, seg: len(xt.segs)}
+	}
 	if first {
 		xt.firstCPU = int(tl.Args[i])
 		if xt.firstCPU < 0 {
@@ -459,7 +486,7 @@ var perCPUThread = regexp.MustCompile(`^(ksoftirqd|migration|cpuhp|rcuc|idle_inj
 
 func (x *extractor) build() (*Workload, error) {
 	tl := x.tl
-	w := &Workload{Start: x.start, End: tl.End}
+	w := &Workload{Start: x.start, End: tl.End, WakeAfterBlock: true}
 	index := make([]int, len(x.xs))
 	for id := range x.xs {
 		index[id] = -1
@@ -516,7 +543,7 @@ func (x *extractor) build() (*Workload, error) {
 			tk.Flags = append(tk.Flags, AssumeIRQWaker)
 		}
 		for _, sg := range xt.segs {
-			wk := Wake{Kind: sg.wake.kind, At: sg.wake.at, Delay: sg.wake.delay, Period: sg.wake.period, CPU: sg.wake.cpu}
+			wk := Wake{Kind: sg.wake.kind, At: sg.wake.at, Delay: sg.wake.delay, Period: sg.wake.period, CPU: sg.wake.cpu, Sync: sg.wake.sync && sg.wake.kind == WakeTask}
 			switch wk.Kind {
 			case WakeTask, WakeFork:
 				wk.CPU = -1
@@ -553,11 +580,15 @@ func (x *extractor) build() (*Workload, error) {
 		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x capacity / 1024"},
 		{Name: AssumeAffinity, Detail: "per-CPU kernel threads (name/N) are pinned to CPU N; every other task may run anywhere", Tasks: nPin},
 		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},
-		{Name: AssumeNoSync, Detail: "WF_SYNC is not traced: every wakeup is taken as non-sync"},
+		{Name: AssumeNoSync, Detail: "WF_SYNC is not traced: a wakeup is taken as sync only when its waker blocked right after it and the wakee took the waker's CPU (sync-pair), else as non-sync"},
+		{Name: AssumeWakeAfterBlock, Detail: "every recorded wake ended a recorded sleep: a wake that fires before its wakee has blocked in the replay waits for the block, then wakes it at once"},
 		{Name: AssumeNoCookies, Detail: "core-scheduling cookies are not traced: none assumed"},
 		{Name: AssumePolicyNormal, Detail: "SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; prio < 100 is taken as SCHED_FIFO"},
 		{Name: AssumeStartQueued, Detail: "tasks present at the valid start are queued there on the CPU they were first seen on, with no lag"},
 		{Name: AssumeTimerNotTask, Detail: "wakeups from interrupt context or an idle CPU replay at the recorded delay after the sleep began", Tasks: nTimer},
+	}
+	if x.nSync > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeSyncPair, Detail: fmt.Sprintf("%d wakeups whose waker blocked right after them and whose wakee took the waker's CPU are taken as WF_SYNC", x.nSync)})
 	}
 	if nRun > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks runnable when the recording ended keep demanding CPU until the replay ends", Tasks: nRun})

@@ -22,6 +22,13 @@ type Workload struct {
 	// End is the recorded end; Options.End overrides it. 0 with Start 0
 	// means "until every task is done".
 	End timeline.Time `json:"end_ns"`
+	// WakeAfterBlock holds a task wake that fires before its wakee has
+	// blocked until the wakee blocks, and then wakes it at once, instead of
+	// letting the wakee go on without sleeping (the kernel's ttwu on a
+	// running task). Extract sets it: every recorded wake ended a recorded
+	// sleep, so a wake that overtakes the block in the replay is a timing
+	// shift of the replay, not a sleep the recording skipped.
+	WakeAfterBlock bool `json:"wake_after_block,omitempty"`
 	// HZ and Kernel are what the recording says (0 and "" if unknown).
 	HZ     int    `json:"hz,omitempty"`
 	Kernel string `json:"kernel,omitempty"`
@@ -42,19 +49,21 @@ type Assumption struct {
 
 // Named assumptions. Extract and ParseSpec use these names.
 const (
-	AssumeFlatCgroups   = "flat-cgroups"    // no cgroup hierarchy: every task weighs by its own nice
-	AssumeFMax          = "frequency-fmax"  // CPUs ran at full frequency: work = time × capacity / 1024
-	AssumeAffinity      = "affinity"        // affinity is not traced: per-CPU kthreads pinned, every other task free
-	AssumePrioMajority  = "prio-majority"   // nice from the most frequent prio (PI boosts ignored)
-	AssumeNoSync        = "wake-not-sync"   // WF_SYNC is invisible: every wakeup is taken as non-sync
-	AssumeIRQWaker      = "irq-waker"       // a wakeup recorded while a task ran, with no context flags, may be an interrupt
-	AssumeRunAtEnd      = "runnable-at-end" // a task runnable when the recording ended keeps demanding CPU
-	AssumeNoCookies     = "no-core-cookies" // core-scheduling cookies are not in the trace: none assumed
-	AssumePolicyNormal  = "policy-normal"   // SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; RT taken as SCHED_FIFO
-	AssumeStartQueued   = "start-state"     // tasks runnable at the start are queued where they were first seen
-	AssumeLostGaps      = "lost-gaps"       // demand inside lost-event gaps is unknown and left out
-	AssumeTimerNotTask  = "timer-not-task"  // wakeups from idle, softirq or hardirq context replay at the recorded delay
-	AssumeExternalWaker = "external-waker"  // a waker not in the trace replays at the recorded absolute time
+	AssumeFlatCgroups    = "flat-cgroups"     // no cgroup hierarchy: every task weighs by its own nice
+	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × capacity / 1024
+	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
+	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
+	AssumeNoSync         = "wake-not-sync"    // WF_SYNC is invisible: every wakeup is taken as non-sync
+	AssumeIRQWaker       = "irq-waker"        // a wakeup recorded while a task ran, with no context flags, may be an interrupt
+	AssumeRunAtEnd       = "runnable-at-end"  // a task runnable when the recording ended keeps demanding CPU
+	AssumeNoCookies      = "no-core-cookies"  // core-scheduling cookies are not in the trace: none assumed
+	AssumePolicyNormal   = "policy-normal"    // SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; RT taken as SCHED_FIFO
+	AssumeStartQueued    = "start-state"      // tasks runnable at the start are queued where they were first seen
+	AssumeLostGaps       = "lost-gaps"        // demand inside lost-event gaps is unknown and left out
+	AssumeTimerNotTask   = "timer-not-task"   // wakeups from idle, softirq or hardirq context replay at the recorded delay
+	AssumeExternalWaker  = "external-waker"   // a waker not in the trace replays at the recorded absolute time
+	AssumeWakeAfterBlock = "wake-after-block" // a wake that overtakes its wakee's block in the replay waits for the block
+	AssumeSyncPair       = "sync-pair"        // a wakee switched in when its waker blocked right after waking it was a WF_SYNC wakeup
 )
 
 // Task is one task instance of a workload.

@@ -1,0 +1,147 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// TestWakeAfterBlock: a wakes b at 100 us of its work while b still runs
+// its 200 us first segment on the other CPU. By default b goes on without
+// sleeping (one switch-in, no waking event); with WakeAfterBlock b blocks
+// at 200 us and is woken at once on its idle CPU (a second switch-in and a
+// sched_waking). Either way b's 100 us second segment ends at 300 us.
+func TestWakeAfterBlock(t *testing.T) {
+	const src = `
+topology symmetric 2
+task a on 0
+  run 100us
+  wake b
+  run 500us
+task b on 1
+  run 200us
+  wait a
+  run 100us
+`
+	tests := []struct {
+		name         string
+		afterBlock   bool
+		wantSwitchIn int
+		wantWaking   int
+		wantBlocked  int // switch-outs of b in a sleep state before its exit
+	}{
+		{"merge", false, 1, 0, 0},
+		{"after-block", true, 2, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := mustSpec(t, src)
+			sp.Workload.WakeAfterBlock = tc.afterBlock
+			res, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{HZ: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := res.Timeline
+			if n := len(tl.Inconsistencies); n != 0 {
+				t.Fatalf("got %d inconsistencies, want 0", n)
+			}
+			var in, waking, blocked int
+			for i := 0; i < tl.Len(); i++ {
+				switch tl.Kinds[i] {
+				case timeline.KindSwitch:
+					if tl.TaskName(tl.TaskOf[i]) == "b" {
+						in++
+					}
+					if tl.TaskName(tl.Other[i]) == "b" && !tl.States[i].Runnable() && !tl.States[i].Dead() {
+						blocked++
+					}
+				case timeline.KindWaking:
+					if tl.TaskName(tl.TaskOf[i]) == "b" {
+						waking++
+					}
+				}
+			}
+			if in != tc.wantSwitchIn || waking != tc.wantWaking || blocked != tc.wantBlocked {
+				t.Errorf("b: got %d switch-ins, %d wakings, %d blocks; want %d, %d, %d", in, waking, blocked, tc.wantSwitchIn, tc.wantWaking, tc.wantBlocked)
+			}
+			if got := res.Counters["wake-before-block"]; got != 1 {
+				t.Errorf("wake-before-block: got %d, want 1", got)
+			}
+			b := res.Tasks[1]
+			if got, want := b.Exit, sp.Workload.Start+300_000; got != want {
+				t.Errorf("b exits at %d, want %d", got, want)
+			}
+			if !b.Finished || b.Work != 300_000 {
+				t.Errorf("b: got finished %v, work %d; want true, 300000", b.Finished, b.Work)
+			}
+		})
+	}
+}
+
+// TestExtractSyncPair: a ping-pong pair on one CPU, each waking the other
+// and blocking at once, is extracted with every task wake marked Sync; the
+// same pair on two CPUs (the wakee does not take the waker's CPU) is not.
+func TestExtractSyncPair(t *testing.T) {
+	tests := []struct {
+		name     string
+		cpus     string
+		wantSync bool
+	}{
+		{"same-cpu", "cpus 0 on 0", true},
+		{"two-cpus", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			optsB := "cpus 1 on 1"
+			optsA := "cpus 0 on 0"
+			if tc.cpus != "" {
+				optsA, optsB = tc.cpus, tc.cpus
+			}
+			src := `
+topology symmetric 2
+task a ` + optsA + `
+  repeat 5 {
+    run 300us
+    wake b
+    wait b
+  }
+task b ` + optsB + `
+  repeat 5 {
+    wait a
+    run 200us
+    wake a
+  }
+`
+			sp := mustSpec(t, src)
+			r, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{HZ: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := Extract(r.Timeline, sp.Topology)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nTask, nSync int
+			for _, tk := range w.Tasks {
+				for _, sg := range tk.Segments {
+					if sg.Wake.Kind == WakeTask {
+						nTask++
+						if sg.Wake.Sync {
+							nSync++
+						}
+					}
+				}
+			}
+			want := 0
+			if tc.wantSync {
+				want = nTask - 1 // b's last wake of a is followed by its exit, not a block
+			}
+			if nTask == 0 || nSync != want {
+				t.Errorf("got %d sync of %d task wakes, want %d", nSync, nTask, want)
+			}
+			if !w.WakeAfterBlock {
+				t.Errorf("extracted workload: WakeAfterBlock false, want true")
+			}
+		})
+	}
+}
