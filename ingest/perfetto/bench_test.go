@@ -137,3 +137,56 @@ func TestSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompactSchedLong decodes a long compact_sched trace, so that the
+// per-trace setup (buffers, the process tree) is amortised as in a
+// multi-GB recording: the tracebox recording's events written 20 times in a
+// row, each copy shifted past the previous one, through the Writer.
+func BenchmarkCompactSchedLong(b *testing.B) {
+	data := readFixture(b, "../../fixtures/real/perfetto-tracebox-hackbench-compact/trace.pftrace.zst")
+	evs, rd, err := decodeAll(data, parse.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, last := evs[0].Time, evs[len(evs)-1].Time
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, WriterOptions{CompactSched: true, Strings: rd.Strings(), NCPU: rd.Meta().NCPU, Kernel: rd.Meta().Kernel})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const copies = 20
+	for c := 0; c < copies; c++ {
+		shift := timeline.Time(c) * (last - first + 1_000_000)
+		for i := range evs {
+			ev := evs[i]
+			ev.Time += shift
+			if ev.Start != timeline.NoTime {
+				ev.Start += shift
+			}
+			if err := w.Add(&ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	benchDecodeBytes(b, buf.Bytes())
+}
+
+func benchDecodeBytes(b *testing.B, data []byte) {
+	strs := timeline.NewStrings()
+	countEvents(b, data, strs)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	total := 0
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		total += countEvents(b, data, strs)
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "events/s")
+	if d := cpuTime() - cpu0; d > 0 {
+		b.ReportMetric(float64(total)/d.Seconds(), "events/cpu-s")
+	}
+}
