@@ -346,14 +346,33 @@ func (b *Builder) merge(ncpu int) []int32 {
 			sort.SliceStable(s.idx, func(i, j int) bool { return b.times[s.idx[i]] < b.times[s.idx[j]] })
 		}
 	}
-	h := &mergeHeap{b: b}
+	var live []*cpuStream
 	for _, s := range streams {
 		if len(s.idx) > 0 {
-			h.streams = append(h.streams, s)
+			live = append(live, s)
 		}
 	}
-	heap.Init(h)
 	perm := make([]int32, 0, len(b.times))
+	if len(live) <= 16 {
+		// Few CPUs: a linear scan of the stream heads beats a heap.
+		for len(live) > 0 {
+			best := 0
+			for k := 1; k < len(live); k++ {
+				if b.before(live[k].idx[live[k].pos], live[best].idx[live[best].pos]) {
+					best = k
+				}
+			}
+			s := live[best]
+			perm = append(perm, s.idx[s.pos])
+			s.pos++
+			if s.pos == len(s.idx) {
+				live = append(live[:best], live[best+1:]...)
+			}
+		}
+		return perm
+	}
+	h := &mergeHeap{b: b, streams: live}
+	heap.Init(h)
 	for h.Len() > 0 {
 		s := h.streams[0]
 		perm = append(perm, s.idx[s.pos])
