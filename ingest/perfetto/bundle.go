@@ -591,19 +591,19 @@ func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 		ev.Kind = timeline.KindWakeupNew
 		fe = r.decodeWake(payload, ev)
 	case fEvMigrateTask:
-		fe = r.decodeMigrate(payload, ev)
+		fe = r.decodeSimple(payload, ev, &migrateMsg)
 	case fEvProcessFork:
-		fe = r.decodeFork(payload, ev)
+		fe = r.decodeSimple(payload, ev, &forkMsg)
 	case fEvProcessExit:
-		fe = r.decodeExit(payload, ev)
+		fe = r.decodeSimple(payload, ev, &exitMsg)
 	case fEvProcessFree:
-		fe = r.decodeFree(payload, ev)
+		fe = r.decodeSimple(payload, ev, &freeMsg)
 	case fEvProcessExec:
 		fe = r.decodeExec(payload, ev)
 	case fEvTaskNewtask:
-		fe = r.decodeNewtask(payload, ev)
+		fe = r.decodeSimple(payload, ev, &newtaskMsg)
 	case fEvTaskRename:
-		fe = r.decodeRename(payload, ev)
+		fe = r.decodeSimple(payload, ev, &renameMsg)
 	case fEvCPUIdle:
 		fe = r.decodeIdle(payload, ev)
 	case fEvPrint:
@@ -754,131 +754,106 @@ func (r *Reader) decodeWake(b []byte, ev *timeline.Event) *fieldError {
 	return nil
 }
 
-func (r *Reader) decodeMigrate(b []byte, ev *timeline.Event) *fieldError {
-	ev.Kind = timeline.KindMigrate
-	ev.Task, ev.Arg, ev.Arg2 = 0, -1, -1
-	for len(b) > 0 {
-		f, n, fe := next(b)
-		if fe != nil {
-			return fe
-		}
-		b = b[n:]
-		switch f.num {
-		case fMigrateComm:
-			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
-				return fe
-			}
-			ev.Comm = r.commOf(f.b)
-		case fMigratePid, fMigratePrio, fMigrateOrigCPU, fMigrateDestCPU:
-			if fe := f.want(protowire.VarintType, "field"); fe != nil {
-				return fe
-			}
-			switch f.num {
-			case fMigratePid:
-				ev.Task = timeline.TID(int32(f.v))
-			case fMigratePrio:
-				ev.Prio = prio16(f.v)
-			case fMigrateOrigCPU:
-				ev.Arg2 = int64(int32(f.v))
-			case fMigrateDestCPU:
-				ev.Arg = int64(int32(f.v))
-			}
-		}
-	}
-	return nil
+// slot is the Event field a proto field fills.
+type slot uint8
+
+const (
+	slotNone  slot = iota // read and checked, not kept (clone_flags)
+	slotTask              // Task (pid)
+	slotOther             // Other (pid)
+	slotComm              // Comm
+	slotOComm             // OComm
+	slotPrio              // Prio
+	slotTGID              // TGID
+	slotArg               // Arg (int32 on the wire)
+	slotArg2              // Arg2 (int32 on the wire)
+)
+
+// msgField maps one field of an ftrace event message to its Event slot.
+type msgField struct {
+	num  protowire.Number
+	name string // in errors about a wrong wire type
+	dst  slot
 }
 
-func (r *Reader) decodeFork(b []byte, ev *timeline.Event) *fieldError {
-	ev.Kind = timeline.KindFork
-	ev.Task, ev.Other = 0, 0
+// simpleMsg describes an ftrace event message whose fields go straight into
+// Event slots: comms are strings, everything else a varint.
+type simpleMsg struct {
+	kind   timeline.Kind
+	fields []msgField
+}
+
+// The messages of ftrace/sched.proto and ftrace/task.proto that need no
+// more than copying (field numbers in proto.go).
+var (
+	migrateMsg = simpleMsg{timeline.KindMigrate, []msgField{
+		{fMigrateComm, "comm", slotComm}, {fMigratePid, "field", slotTask}, {fMigratePrio, "field", slotPrio},
+		{fMigrateOrigCPU, "field", slotArg2}, {fMigrateDestCPU, "field", slotArg}}}
+	forkMsg = simpleMsg{timeline.KindFork, []msgField{
+		{fForkParentComm, "comm", slotOComm}, {fForkParentPid, "pid", slotOther},
+		{fForkChildComm, "comm", slotComm}, {fForkChildPid, "pid", slotTask}}}
+	// The exiting task is the one running: its tgid is the event's TGID.
+	exitMsg = simpleMsg{timeline.KindExit, []msgField{
+		{fExitComm, "comm", slotComm}, {fExitPid, "field", slotTask}, {fExitTgid, "field", slotTGID}, {fExitPrio, "field", slotPrio}}}
+	freeMsg = simpleMsg{timeline.KindFree, []msgField{
+		{fFreeComm, "comm", slotComm}, {fFreePid, "field", slotTask}, {fFreePrio, "field", slotPrio}}}
+	newtaskMsg = simpleMsg{timeline.KindNewTask, []msgField{
+		{fNewtaskComm, "comm", slotComm}, {fNewtaskPid, "field", slotTask}, {fNewtaskCloneFlags, "field", slotNone}}}
+	renameMsg = simpleMsg{timeline.KindRename, []msgField{
+		{fRenameOldComm, "comm", slotOComm}, {fRenameNewComm, "comm", slotComm}, {fRenamePid, "pid", slotTask}}}
+)
+
+// decodeSimple fills ev from a message described by m. Unknown fields are
+// skipped; a known field with the wrong wire type is an error.
+func (r *Reader) decodeSimple(b []byte, ev *timeline.Event, m *simpleMsg) *fieldError {
+	ev.Kind = m.kind
+	ev.Task = 0
+	switch m.kind {
+	case timeline.KindMigrate:
+		ev.Arg, ev.Arg2 = -1, -1
+	case timeline.KindFork:
+		ev.Other = 0
+	}
 	for len(b) > 0 {
 		f, n, fe := next(b)
 		if fe != nil {
 			return fe
 		}
 		b = b[n:]
-		switch f.num {
-		case fForkParentComm, fForkChildComm:
-			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
+		for i := range m.fields {
+			d := &m.fields[i]
+			if d.num != f.num {
+				continue
+			}
+			if d.dst == slotComm || d.dst == slotOComm {
+				if fe := f.want(protowire.BytesType, d.name); fe != nil {
+					return fe
+				}
+				if d.dst == slotComm {
+					ev.Comm = r.commOf(f.b)
+				} else {
+					ev.OComm = r.commOf(f.b)
+				}
+				break
+			}
+			if fe := f.want(protowire.VarintType, d.name); fe != nil {
 				return fe
 			}
-			if f.num == fForkParentComm {
-				ev.OComm = r.commOf(f.b)
-			} else {
-				ev.Comm = r.commOf(f.b)
-			}
-		case fForkParentPid, fForkChildPid:
-			if fe := f.want(protowire.VarintType, "pid"); fe != nil {
-				return fe
-			}
-			if f.num == fForkParentPid {
+			switch d.dst {
+			case slotTask:
+				ev.Task = timeline.TID(int32(f.v))
+			case slotOther:
 				ev.Other = timeline.TID(int32(f.v))
-			} else {
-				ev.Task = timeline.TID(int32(f.v))
-			}
-		}
-	}
-	return nil
-}
-
-func (r *Reader) decodeExit(b []byte, ev *timeline.Event) *fieldError {
-	ev.Kind = timeline.KindExit
-	ev.Task = 0
-	for len(b) > 0 {
-		f, n, fe := next(b)
-		if fe != nil {
-			return fe
-		}
-		b = b[n:]
-		switch f.num {
-		case fExitComm:
-			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
-				return fe
-			}
-			ev.Comm = r.commOf(f.b)
-		case fExitPid, fExitTgid, fExitPrio:
-			if fe := f.want(protowire.VarintType, "field"); fe != nil {
-				return fe
-			}
-			switch f.num {
-			case fExitPid:
-				ev.Task = timeline.TID(int32(f.v))
-			case fExitTgid:
-				// The exiting task is the one running: its tgid is the
-				// event's TGID.
+			case slotPrio:
+				ev.Prio = prio16(f.v)
+			case slotTGID:
 				ev.TGID = int32(f.v)
-			case fExitPrio:
-				ev.Prio = prio16(f.v)
+			case slotArg:
+				ev.Arg = int64(int32(f.v))
+			case slotArg2:
+				ev.Arg2 = int64(int32(f.v))
 			}
-		}
-	}
-	return nil
-}
-
-func (r *Reader) decodeFree(b []byte, ev *timeline.Event) *fieldError {
-	ev.Kind = timeline.KindFree
-	ev.Task = 0
-	for len(b) > 0 {
-		f, n, fe := next(b)
-		if fe != nil {
-			return fe
-		}
-		b = b[n:]
-		switch f.num {
-		case fFreeComm:
-			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
-				return fe
-			}
-			ev.Comm = r.commOf(f.b)
-		case fFreePid, fFreePrio:
-			if fe := f.want(protowire.VarintType, "field"); fe != nil {
-				return fe
-			}
-			if f.num == fFreePid {
-				ev.Task = timeline.TID(int32(f.v))
-			} else {
-				ev.Prio = prio16(f.v)
-			}
+			break
 		}
 	}
 	return nil
@@ -921,62 +896,6 @@ func (r *Reader) decodeExec(b []byte, ev *timeline.Event) *fieldError {
 			} else {
 				ev.Arg2 = int64(int32(f.v))
 			}
-		}
-	}
-	return nil
-}
-
-func (r *Reader) decodeNewtask(b []byte, ev *timeline.Event) *fieldError {
-	ev.Kind = timeline.KindNewTask
-	ev.Task = 0
-	for len(b) > 0 {
-		f, n, fe := next(b)
-		if fe != nil {
-			return fe
-		}
-		b = b[n:]
-		switch f.num {
-		case fNewtaskComm:
-			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
-				return fe
-			}
-			ev.Comm = r.commOf(f.b)
-		case fNewtaskPid, fNewtaskCloneFlags:
-			if fe := f.want(protowire.VarintType, "field"); fe != nil {
-				return fe
-			}
-			if f.num == fNewtaskPid {
-				ev.Task = timeline.TID(int32(f.v))
-			}
-		}
-	}
-	return nil
-}
-
-func (r *Reader) decodeRename(b []byte, ev *timeline.Event) *fieldError {
-	ev.Kind = timeline.KindRename
-	ev.Task = 0
-	for len(b) > 0 {
-		f, n, fe := next(b)
-		if fe != nil {
-			return fe
-		}
-		b = b[n:]
-		switch f.num {
-		case fRenameOldComm, fRenameNewComm:
-			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
-				return fe
-			}
-			if f.num == fRenameOldComm {
-				ev.OComm = r.commOf(f.b)
-			} else {
-				ev.Comm = r.commOf(f.b)
-			}
-		case fRenamePid:
-			if fe := f.want(protowire.VarintType, "pid"); fe != nil {
-				return fe
-			}
-			ev.Task = timeline.TID(int32(f.v))
 		}
 	}
 	return nil
