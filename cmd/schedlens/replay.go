@@ -191,8 +191,8 @@ the model is on this trace, before any patched run is trusted.`,
 
 func patchList() []string {
 	var out []string
-	for _, p := range []string{"lb-eligible-first", "lb-util-shr-bound", "resched-ineligible", "newidle-bailout", "coresched-idle-ipi"} {
-		out = append(out, p)
+	for _, p := range policies.Patches {
+		out = append(out, p.Name)
 	}
 	return out
 }
