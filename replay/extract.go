@@ -562,11 +562,15 @@ func (x *extractor) build() (*Workload, error) {
 		}
 		// A waker's recorded work point cannot exceed what it did.
 	}
+	demand := make([]int64, len(w.Tasks))
+	for k := range w.Tasks {
+		demand[k] = w.Tasks[k].Demand()
+	}
 	for k := range w.Tasks {
 		for j := range w.Tasks[k].Segments {
 			wk := &w.Tasks[k].Segments[j].Wake
 			if wk.Kind == WakeTask || wk.Kind == WakeFork {
-				if d := w.Tasks[wk.Waker].Demand(); wk.Work > d && w.Tasks[wk.Waker].End != EndRun {
+				if d := demand[wk.Waker]; wk.Work > d && w.Tasks[wk.Waker].End != EndRun {
 					wk.Work = d
 				}
 				if wk.Waker == k {
