@@ -319,7 +319,7 @@ func ts(t timeline.Time) string {
 }
 
 // dumpAnalysis renders an analysis in the scenario want format.
-func dumpAnalysis(a *Analysis) []string {
+func dumpAnalysis(tl *timeline.Timeline, a *Analysis) []string {
 	var out []string
 	for _, s := range a.Latency.Samples {
 		l := fmt.Sprintf("sample %s pid=%d start=%s", s.Kind, s.PID, ts(s.Start))
@@ -362,6 +362,9 @@ func dumpAnalysis(a *Analysis) []string {
 	for _, t := range a.Misplaced.Tasks {
 		out = append(out, fmt.Sprintf("misplaced pid=%d waiting=%s/%d misfit=%s/%d smt=%s/%d aff=%s",
 			t.PID, us(t.WaitingWhileIdleNs), t.WaitingWhileIdleCount, us(t.MisfitNs), t.MisfitCount, us(t.SMTContendedNs), t.SMTContendedCount, t.Affinity))
+	}
+	for _, in := range tl.Inconsistencies {
+		out = append(out, fmt.Sprintf("inconsistency t=%s cpu=%d kind=%s pid=%d", ts(in.Time), in.CPU, in.Kind, tl.Tasks[in.Got].PID))
 	}
 	l := a.Latency
 	out = append(out, fmt.Sprintf("walk wakeups_of_running=%d wakeups_of_queued=%d censored=%d/%d",
@@ -407,7 +410,7 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkInvariants(t, tl, a)
-			got := dumpAnalysis(a)
+			got := dumpAnalysis(tl, a)
 			if *updateScenarios {
 				writeWant(t, file, data, got, sec["want"])
 				return

@@ -282,18 +282,24 @@ type Sim struct {
 	pol  Policy
 	opts Options
 
-	now   timeline.Time
-	end   timeline.Time
-	tick  int64
-	q     eventQueue
-	seq   uint64
-	ctx   int // CPU the current handler runs on, -1 none
-	cpus  []cpuRun
-	tasks []taskRun
-	acts  []action
-	segs  [][]int64 // per task, cumulative units at each segment end
-	dirty []int32
-	rng   *rand.Rand
+	now timeline.Time
+	end timeline.Time
+	// unobserved holds, per CPU, the recording's gaps in time order, and
+	// gapAt the index of the first one not yet passed: events the model
+	// emits inside a gap are left out of its timeline, as the recording
+	// lost them.
+	unobserved [][]timeline.Gap
+	gapAt      []int
+	tick       int64
+	q          eventQueue
+	seq        uint64
+	ctx        int // CPU the current handler runs on, -1 none
+	cpus       []cpuRun
+	tasks      []taskRun
+	acts       []action
+	segs       [][]int64 // per task, cumulative units at each segment end
+	dirty      []int32
+	rng        *rand.Rand
 
 	b        *timeline.Builder
 	strs     *timeline.Strings
@@ -315,6 +321,18 @@ const unitShift = 10 // units = work ns << 10 (ns × capacity)
 
 func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Sim, error) {
 	s := &Sim{w: w, topo: topo, pol: pol, opts: opts, ctx: -1, counters: map[string]*int64{}}
+	if len(w.Unobserved) > 0 {
+		s.unobserved = make([][]timeline.Gap, len(topo.CPUs))
+		s.gapAt = make([]int, len(topo.CPUs))
+		for _, g := range w.Unobserved {
+			if c := int(g.CPU); c >= 0 && c < len(topo.CPUs) && g.End > g.Start {
+				s.unobserved[c] = append(s.unobserved[c], g)
+			}
+		}
+		for _, gs := range s.unobserved {
+			slices.SortFunc(gs, func(a, b timeline.Gap) int { return cmp.Compare(a.Start, b.Start) })
+		}
+	}
 	hz := opts.HZ
 	if hz <= 0 {
 		hz = w.HZ
@@ -1412,7 +1430,26 @@ func (s *Sim) emit(ev timeline.Event) {
 	if ev.TGID == 0 && ev.Kind != timeline.KindSwitch {
 		ev.TGID = -1
 	}
+	if s.unobserved != nil && s.hidden(int(ev.CPU), ev.Time) {
+		return
+	}
 	s.b.Add(ev)
+}
+
+// hidden reports whether time t on cpu falls strictly inside one of the
+// recording's gaps. Events are emitted in time order, so a cursor per CPU
+// suffices.
+func (s *Sim) hidden(cpu int, t timeline.Time) bool {
+	if cpu < 0 || cpu >= len(s.unobserved) {
+		return false
+	}
+	gs := s.unobserved[cpu]
+	i := s.gapAt[cpu]
+	for i < len(gs) && gs[i].End <= t {
+		i++
+	}
+	s.gapAt[cpu] = i
+	return i < len(gs) && gs[i].Start < t
 }
 
 // setOther fills the event's Other with the task running on cpu (the idle
@@ -1504,6 +1541,12 @@ func (s *Sim) finish() (*Result, error) {
 			return nil, fmt.Errorf("replay: building timeline: %w", err)
 		}
 		tl.Topology = s.topo
+		for _, g := range s.w.Unobserved {
+			if int(g.CPU) < tl.NCPU {
+				tl.Gaps = append(tl.Gaps, g)
+			}
+		}
+		slices.SortStableFunc(tl.Gaps, func(a, b timeline.Gap) int { return cmp.Compare(a.End, b.End) })
 	}
 	r := &Result{Timeline: tl, Policy: s.pol.Name(), Start: s.w.Start, End: s.now, Steps: s.steps, Emitted: s.emitted, Counters: map[string]int64{}}
 	for name, c := range s.counters {

@@ -68,6 +68,7 @@ func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) 
 	for i := range x.xs {
 		x.xs[i].runStart = timeline.NoTime
 		x.xs[i].lastTimer = timeline.NoTime
+		x.xs[i].waitFrom = timeline.NoTime
 	}
 	x.run()
 	w, err := x.build()
@@ -119,23 +120,28 @@ type xtask struct {
 	firstCPU  int
 	lastTimer timeline.Time
 	lastIvl   int64
-	irqGuess  bool // woken by a task with no context information
+	irqGuess  bool          // woken by a task with no context information
+	preempted bool          // runnable because it was switched out in R or R+
+	plainR    bool          // ... in R: it stayed TASK_RUNNING, so no wakeup can follow before it runs
+	waitFrom  timeline.Time // when it last became runnable
+	maxWait   int64         // its longest completed wait (ns)
 	external  int
 }
 
 type extractor struct {
-	tl         *timeline.Timeline
-	caps       []int64
-	start      timeline.Time
-	xs         []xtask
-	forkParent map[timeline.TaskID]timeline.TaskID
-	lost       bool
-	cur        []timeline.TaskID // per CPU, the task the trace last switched in
-	lastSeen   []timeline.Time   // per CPU, its last event
-	switched   []bool            // per CPU, a switch was seen
-	unseen     int               // runs whose end was not recorded
-	lastWake   []xlastWake       // per CPU, the last task wake issued by its current task
-	nSync      int               // wakes taken as WF_SYNC
+	tl            *timeline.Timeline
+	caps          []int64
+	start         timeline.Time
+	xs            []xtask
+	forkParent    map[timeline.TaskID]timeline.TaskID
+	lost          bool
+	cur           []timeline.TaskID // per CPU, the task the trace last switched in
+	lastSeen      []timeline.Time   // per CPU, its last event
+	switched      []bool            // per CPU, a switch was seen
+	unseen        int               // runs whose end was not recorded
+	lastWake      []xlastWake       // per CPU, the last task wake issued by its current task
+	nSync         int               // wakes taken as WF_SYNC
+	nWaitingAtEnd int               // tasks woken or preempted, waiting when the recording ended
 }
 
 // xlastWake is a task wake issued on a CPU: if the waker blocks and the
@@ -251,6 +257,17 @@ func (x *extractor) run() {
 		case xRunnable, xUnknown:
 			x.closeSeg(timeline.TaskID(id))
 			xt.ended = EndRun
+			if xt.state == xRunnable && (!xt.preempted || xt.waitFrom == timeline.NoTime || int64(end-xt.waitFrom) > xt.maxWait) {
+				// Woken and not yet run at the end, or preempted and
+				// waiting longer than it ever waited before: nothing
+				// shows more demand than it ran (a woken RT thread, or a
+				// thread whose runs the trace misses, kept demanding
+				// would take a CPU for the rest of the replay). A task
+				// preempted within its usual wait is CPU-bound and keeps
+				// demanding.
+				xt.ended = EndSleep
+				x.nWaitingAtEnd++
+			}
 		case xSleeping:
 			xt.ended = EndSleep
 		case xDead:
@@ -329,6 +346,8 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 		switch {
 		case st.Runnable():
 			xt.state = xRunnable
+			xt.preempted, xt.waitFrom = true, t
+			xt.plainR = st&timeline.StatePreempted == 0
 		case st.Dead():
 			x.closeSeg(prev)
 			xt.state = xDead
@@ -360,7 +379,12 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			xt.external++
 		case xDead:
 			return
+		case xRunnable:
+			if xt.waitFrom != timeline.NoTime {
+				xt.maxWait = max(xt.maxWait, int64(t-xt.waitFrom))
+			}
 		}
+		xt.waitFrom = timeline.NoTime
 		xt.state = xRunning
 		xt.cpu = cpu
 		xt.runStart = t
@@ -377,7 +401,19 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 	}
 	xt := &x.xs[id]
 	switch xt.state {
-	case xRunning, xRunnable, xDead:
+	case xRunnable:
+		if xt.preempted && !xt.plainR {
+			return // preempted (R+) before it could block: ttwu finds it queued
+		}
+		// Woken already, or queued in R since its switch-out:
+		// try_to_wake_up traces only a task that is not TASK_RUNNING, so
+		// it ran and blocked unseen (timeline.IncWokenQueued). The unseen
+		// run is not counted.
+		x.closeSeg(id)
+		xt.state = xSleeping
+		xt.blockAt = timeline.NoTime
+		x.unseen++
+	case xRunning, xDead:
 		return // not a wakeup of a sleeping task
 	}
 	first := xt.state == xUnknown
@@ -427,6 +463,7 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 	}
 	xt.segs = append(xt.segs, xseg{wake: wk})
 	xt.state = xRunnable
+	xt.preempted, xt.waitFrom = false, t
 }
 
 // notePeriodic turns a timer wake into a periodic one when it repeats the
@@ -480,13 +517,14 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 	}
 	xt.segs = append(xt.segs, xseg{wake: wk})
 	xt.state = xRunnable
+	xt.preempted, xt.waitFrom = false, t
 }
 
 var perCPUThread = regexp.MustCompile(`^(ksoftirqd|migration|cpuhp|rcuc|idle_inject|kworker)/(\d+)(:.*)?$`)
 
 func (x *extractor) build() (*Workload, error) {
 	tl := x.tl
-	w := &Workload{Start: x.start, End: tl.End, WakeAfterBlock: true}
+	w := &Workload{Start: x.start, End: tl.End, WakeAfterBlock: true, Unobserved: append([]timeline.Gap(nil), tl.Gaps...)}
 	index := make([]int, len(x.xs))
 	for id := range x.xs {
 		index[id] = -1
@@ -595,7 +633,10 @@ func (x *extractor) build() (*Workload, error) {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeSyncPair, Detail: fmt.Sprintf("%d wakeups whose waker blocked right after them and whose wakee took the waker's CPU are taken as WF_SYNC", x.nSync)})
 	}
 	if nRun > 0 {
-		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks runnable when the recording ended keep demanding CPU until the replay ends", Tasks: nRun})
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks running when the recording ended, or preempted and waiting no longer than usual for them, keep demanding CPU until the replay ends", Tasks: nRun})
+	}
+	if x.nWaitingAtEnd > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
 	}
 	if nExt > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeExternalWaker, Detail: "wakeups by a task the trace does not show running replay at the recorded time", Tasks: nExt})

@@ -34,6 +34,11 @@ type Workload struct {
 	Kernel string `json:"kernel,omitempty"`
 
 	Tasks []Task `json:"tasks"`
+	// Unobserved lists the recording's gaps (lost events, clipped
+	// buffers). The replay copies them into its timeline, so that the
+	// modeled run is measured only where the recorded one was observed:
+	// what the recording does not show cannot be compared.
+	Unobserved []timeline.Gap `json:"unobserved,omitempty"`
 	// Assumptions lists what the workload takes for granted because the
 	// source could not tell.
 	Assumptions []Assumption `json:"assumptions,omitempty"`
@@ -55,7 +60,8 @@ const (
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
 	AssumeNoSync         = "wake-not-sync"    // WF_SYNC is invisible: every wakeup is taken as non-sync
 	AssumeIRQWaker       = "irq-waker"        // a wakeup recorded while a task ran, with no context flags, may be an interrupt
-	AssumeRunAtEnd       = "runnable-at-end"  // a task runnable when the recording ended keeps demanding CPU
+	AssumeRunAtEnd       = "running-at-end"   // a task running when the recording ended keeps demanding CPU
+	AssumeWaitingAtEnd   = "waiting-at-end"   // a task waiting (woken or preempted) at the end demands what it ran and no more
 	AssumeNoCookies      = "no-core-cookies"  // core-scheduling cookies are not in the trace: none assumed
 	AssumePolicyNormal   = "policy-normal"    // SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; RT taken as SCHED_FIFO
 	AssumeStartQueued    = "start-state"      // tasks runnable at the start are queued where they were first seen

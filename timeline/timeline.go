@@ -83,6 +83,11 @@ const (
 	IncNoWakeup
 	// IncNotRunning: a task known not to run is switched out.
 	IncNotRunning
+	// IncWokenQueued: a task already runnable (woken, or queued since a
+	// switch-out in R, not R+) is woken again. try_to_wake_up emits
+	// sched_waking only for a task that is not TASK_RUNNING, so the task
+	// ran and blocked where the trace does not show it.
+	IncWokenQueued
 )
 
 func (k InconsistencyKind) String() string {
@@ -95,6 +100,8 @@ func (k InconsistencyKind) String() string {
 		return "switch-in-without-wakeup"
 	case IncNotRunning:
 		return "switch-out-of-non-running"
+	case IncWokenQueued:
+		return "wakeup-of-queued"
 	}
 	return "unknown"
 }

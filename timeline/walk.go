@@ -89,6 +89,7 @@ type tstate struct {
 	prio    int16
 	flags   uint8
 	tent    bool // state derived from an unknown one (tentative)
+	plainR  bool // SpanPreempted after a switch-out in R, not R+ (it was not preempted: it stayed TASK_RUNNING)
 	seen    bool
 	exiting bool
 }
@@ -183,6 +184,7 @@ func (w *walker) setState(id TaskID, st SpanState, cpu CPU, since Time) {
 	t.waker, t.wctx, t.wcpu, t.target = NoTask, CtxUnknown, NoCPU, NoCPU
 	t.flags = 0
 	t.tent = false
+	t.plainR = false
 	t.seen = true
 }
 
@@ -191,6 +193,16 @@ func (w *walker) inc(t Time, cpu CPU, k InconsistencyKind, exp, got TaskID) {
 		return // an expected consequence of an open gap
 	}
 	w.incs = append(w.incs, Inconsistency{Time: t, CPU: cpu, Kind: k, Expected: exp, Got: got})
+}
+
+// wokenQueued handles a wakeup of a task already woken, or queued since a
+// switch-out in plain R: it is TASK_RUNNING, and try_to_wake_up traces only
+// a task that is not, so it ran and blocked where the trace does not show
+// it. Its time since it became runnable is unknown, and the gap is an
+// inconsistency.
+func (w *walker) wokenQueued(id TaskID, t Time, cpu CPU) {
+	w.inc(t, cpu, IncWokenQueued, NoTask, id)
+	w.closeTask(id, t, true, 0, NoCPU)
 }
 
 func sleepState(s State) SpanState {
@@ -411,6 +423,7 @@ func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
 		if ns == SpanPreempted {
 			p.enq = t
 			p.target = cpu
+			p.plainR = state&StatePreempted == 0
 		} else if ns != SpanDead && race == t {
 			// A waking in the same timestamp as the switch-out: the order of
 			// the two is a matter of clock resolution (text traces print
@@ -495,8 +508,10 @@ func (w *walker) doWaking(i int, t Time, cpu CPU, id TaskID) {
 		ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
 		w.WakeRunning++
 		return
-	case SpanWoken, SpanPreempted:
-		if !ts.tent {
+	case SpanPreempted:
+		if !ts.tent && !ts.plainR {
+			// Preempted (R+) between set_current_state and schedule():
+			// try_to_wake_up finds it queued and only makes it running.
 			w.WakeQueued++
 			return
 		}
@@ -504,7 +519,17 @@ func (w *walker) doWaking(i int, t Time, cpu CPU, id TaskID) {
 		return
 	}
 	wasUnknown := !ts.seen || ts.st == SpanUnknown || ts.tent
-	if ts.seen {
+	if (ts.st == SpanWoken || ts.st == SpanPreempted) && !ts.tent {
+		// Woken already (TASK_RUNNING since), or queued in R: a second
+		// sched_waking means it ran and blocked unseen.
+		w.WakeQueued++
+		w.wokenQueued(id, t, cpu)
+		wasUnknown = false
+	} else if ts.st == SpanWoken {
+		// A tentative wakeup (the task's state before it was unknown)
+		// woken again: where it was in between is not known either.
+		w.closeTask(id, t, true, 0, NoCPU)
+	} else if ts.seen {
 		w.closeTask(id, t, false, 0, NoCPU)
 	}
 	w.setState(id, SpanWoken, NoCPU, t)
@@ -539,8 +564,18 @@ func (w *walker) doWakeup(i int, t Time, cpu CPU, id TaskID) {
 		ts.wakeup = t
 		return
 	case SpanPreempted:
-		if !tl.HasWaking {
-			w.WakeQueued++
+		if tl.HasWaking || ts.tent || !ts.plainR {
+			if !tl.HasWaking {
+				w.WakeQueued++
+			}
+			return
+		}
+		w.wokenQueued(id, t, cpu)
+		w.setState(id, SpanWoken, NoCPU, t)
+		ts.enq = t
+		ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
+		if p := tl.Prios[i]; p != NoPrio {
+			ts.prio = int16(p)
 		}
 		return
 	case SpanDead:
