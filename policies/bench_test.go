@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/replay"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // benchScenario replays spec src under policy b.N times and reports the
@@ -59,4 +61,36 @@ func BenchmarkReplayJuno(b *testing.B) { benchScenario(b, junoTopo+mixedWorkload
 
 func BenchmarkReplayJunoTimeline(b *testing.B) {
 	benchScenario(b, junoTopo+mixedWorkload, "6.12", true)
+}
+
+// BenchmarkReplayRealTrace is what `schedlens replay` does after loading
+// the largest real fixture (ftrace-oracle-busy, 259k events): extract the
+// workload, simulate it under mainline 6.18 with the timeline built.
+// Reports recorded events and simulated events per second.
+func BenchmarkReplayRealTrace(b *testing.B) {
+	path := "../fixtures/real/ftrace-oracle-busy/trace.txt.zst"
+	ld, err := ingest.Load(path, ingest.Options{Name: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tl := ld.Timeline
+	topo, err := topology.Resolve(ld.Meta.Topology, path, "", tl.NCPU)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var emitted int64
+	for b.Loop() {
+		w, err := replay.Extract(tl, topo)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := replay.Simulate(w, topo, MustParse("6.18"), replay.DefaultOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		emitted += r.Emitted
+	}
+	b.ReportMetric(float64(int64(tl.Len())*int64(b.N))/b.Elapsed().Seconds(), "recorded-events/s")
+	b.ReportMetric(float64(emitted)/b.Elapsed().Seconds(), "events/s")
 }

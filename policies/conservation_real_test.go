@@ -1,0 +1,109 @@
+package policies
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/replay"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// realFixtures are every real recording under fixtures/real, one encoding
+// of each capture at least.
+var realFixtures = []string{
+	"ftrace-hackbench-cyclictest/trace.txt.gz",
+	"ftrace-oracle-busy/trace.txt.zst",
+	"ftrace-oracle-busy/report.txt.zst",
+	"ftrace-overflow/trace.txt.gz",
+	"ftrace-pipe-lost/trace.txt.gz",
+	"perf-hackbench-cyclictest/perf-script.txt.gz",
+	"perfetto-from-ftrace-hackbench-cyclictest/trace.pftrace.zst",
+	"perfetto-from-ftrace-hackbench-cyclictest/trace-compact.pftrace.zst",
+	"perfetto-tracebox-hackbench-compact/trace.pftrace.zst",
+	"perfetto-tracebox-hackbench-plain/trace.pftrace.zst",
+	"perfetto-tracebox-oracle-busy/trace.pftrace.zst",
+	"qemu-smt8-hackbench/trace.txt.zst",
+}
+
+// TestWorkConservationReal replays every real fixture under mainline 6.18
+// and checks that each task that finishes got exactly its recorded demand:
+// the engine's count, and the modeled timeline's running time scaled by
+// capacity, within 0.1%. A task cut by the end (it was running when the
+// recording ended, or the replay ran out of time) may get less, never more.
+// The recording's gaps are left out of the workload here, so that the
+// modeled timeline shows every run.
+func TestWorkConservationReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every real fixture")
+	}
+	for _, rel := range realFixtures {
+		t.Run(filepath.Dir(rel)+"/"+filepath.Base(rel), func(t *testing.T) {
+			path := filepath.Join("..", "fixtures", "real", rel)
+			ld, err := ingest.Load(path, ingest.Options{Name: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := ld.Timeline
+			topo, err := topology.Resolve(ld.Meta.Topology, path, "", tl.NCPU)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := replay.Extract(tl, topo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Unobserved = nil
+			res, err := replay.Simulate(w, topo, MustParse("6.18"), replay.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim := res.Timeline
+			caps := make([]int64, sim.NCPU)
+			for i, c := range topo.CPUs {
+				caps[i] = int64(c.Capacity)
+			}
+			byTID := map[timeline.TID]int{}
+			for i, tk := range w.Tasks {
+				byTID[tk.TID] = i
+			}
+			work := make([]float64, len(w.Tasks))
+			sim.Walk(func(s *timeline.Span) {
+				if s.State != timeline.SpanRunning || s.Task == timeline.NoTask || sim.Tasks[s.Task].Idle {
+					return
+				}
+				if i, ok := byTID[sim.Tasks[s.Task].PID]; ok {
+					work[i] += float64(s.End-s.Start) * float64(caps[s.CPU]) / 1024
+				}
+			})
+			finished, bad := 0, 0
+			for i, tr := range res.Tasks {
+				demand := w.Tasks[i].Demand()
+				if !tr.Finished {
+					if w.Tasks[i].End != replay.EndRun && tr.Work > demand {
+						t.Errorf("%s (%d): cut short but got %d ns of work, more than its demand %d", w.Tasks[i].Comm, w.Tasks[i].TID, tr.Work, demand)
+					}
+					continue
+				}
+				finished++
+				if tr.Work != demand {
+					t.Errorf("%s (%d): engine work %d, want demand %d", w.Tasks[i].Comm, w.Tasks[i].TID, tr.Work, demand)
+					bad++
+				}
+				if d := float64(demand); d > 0 && math.Abs(work[i]-d)/d > 0.001 {
+					t.Errorf("%s (%d): timeline work %.0f ns, want %d within 0.1%%", w.Tasks[i].Comm, w.Tasks[i].TID, work[i], demand)
+					bad++
+				}
+				if bad > 10 {
+					t.Fatal("too many")
+				}
+			}
+			t.Logf("%d of %d tasks finished and got their demand", finished, len(res.Tasks))
+			if finished < len(res.Tasks)/2 {
+				t.Errorf("only %d of %d tasks finished", finished, len(res.Tasks))
+			}
+		})
+	}
+}
