@@ -15,6 +15,7 @@ import (
 // of each capture at least.
 var realFixtures = []string{
 	"ftrace-hackbench-cyclictest/trace.txt.gz",
+	"ftrace-hackbench-quiet/trace.txt.zst",
 	"ftrace-oracle-busy/trace.txt.zst",
 	"ftrace-oracle-busy/report.txt.zst",
 	"ftrace-overflow/trace.txt.gz",
@@ -92,8 +93,11 @@ func TestWorkConservationReal(t *testing.T) {
 					t.Errorf("%s (%d): engine work %d, want demand %d", w.Tasks[i].Comm, w.Tasks[i].TID, tr.Work, demand)
 					bad++
 				}
-				if d := float64(demand); d > 0 && math.Abs(work[i]-d)/d > 0.001 {
-					t.Errorf("%s (%d): timeline work %.0f ns, want %d within 0.1%%", w.Tasks[i].Comm, w.Tasks[i].TID, work[i], demand)
+				// 0.1%, or 1 µs for tiny tasks: a run on a CPU of capacity
+				// below 1024 lasts work*1024/capacity, rounded up to the ns,
+				// once per run.
+				if d := float64(demand); d > 0 && math.Abs(work[i]-d) > max(0.001*d, 1000) {
+					t.Errorf("%s (%d): timeline work %.0f ns, want %d within 0.1%% (or 1 us)", w.Tasks[i].Comm, w.Tasks[i].TID, work[i], demand)
 					bad++
 				}
 				if bad > 10 {

@@ -520,6 +520,21 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 	xt.preempted, xt.waitFrom = false, t
 }
 
+// ipc reports whether a wakeup of wakee by waker is taken as an IPC wakeup
+// (pipe, socket), which the kernel issues with WF_SYNC: the two are in
+// different thread groups, or a thread group is not known. A wakeup within
+// a thread group is taken as a futex wakeup, which is not sync.
+func (x *extractor) ipc(waker, wakee timeline.TaskID) bool {
+	if !x.isTask(waker) || !x.isTask(wakee) {
+		return false
+	}
+	a, b := x.tl.Tasks[waker].TGID, x.tl.Tasks[wakee].TGID
+	if a <= 0 || b <= 0 {
+		return true
+	}
+	return a != b
+}
+
 var perCPUThread = regexp.MustCompile(`^(ksoftirqd|migration|cpuhp|rcuc|idle_inject|kworker)/(\d+)(:.*)?$`)
 
 func (x *extractor) build() (*Workload, error) {
@@ -533,7 +548,7 @@ func (x *extractor) build() (*Workload, error) {
 			w.Tasks = append(w.Tasks, Task{})
 		}
 	}
-	var nRun, nExt, nIRQ, nPin, nPrio, nTimer int
+	var nRun, nExt, nIRQ, nPin, nPrio, nTimer, nIPC int
 	for id := range x.xs {
 		k := index[id]
 		if k < 0 {
@@ -582,6 +597,10 @@ func (x *extractor) build() (*Workload, error) {
 		}
 		for _, sg := range xt.segs {
 			wk := Wake{Kind: sg.wake.kind, At: sg.wake.at, Delay: sg.wake.delay, Period: sg.wake.period, CPU: sg.wake.cpu, Sync: sg.wake.sync && sg.wake.kind == WakeTask}
+			if sg.wake.kind == WakeTask && !wk.Sync && x.ipc(sg.wake.waker, timeline.TaskID(id)) {
+				wk.Sync = true
+				nIPC++
+			}
 			switch wk.Kind {
 			case WakeTask, WakeFork:
 				wk.CPU = -1
@@ -622,7 +641,7 @@ func (x *extractor) build() (*Workload, error) {
 		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x capacity / 1024"},
 		{Name: AssumeAffinity, Detail: "per-CPU kernel threads (name/N) are pinned to CPU N; every other task may run anywhere", Tasks: nPin},
 		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},
-		{Name: AssumeNoSync, Detail: "WF_SYNC is not traced: a wakeup is taken as sync only when its waker blocked right after it and the wakee took the waker's CPU (sync-pair), else as non-sync"},
+		{Name: AssumeNoSync, Detail: fmt.Sprintf("WF_SYNC is not traced: %d wakeups of one process by another are taken as sync (pipes and sockets wake with WF_SYNC), wakeups within a thread group as non-sync (futexes do not), unless the waker blocked right after it and the wakee took the waker's CPU (sync-pair)", nIPC)},
 		{Name: AssumeWakeAfterBlock, Detail: "every recorded wake ended a recorded sleep: a wake that fires before its wakee has blocked in the replay waits for the block, then wakes it at once"},
 		{Name: AssumeNoCookies, Detail: "core-scheduling cookies are not traced: none assumed"},
 		{Name: AssumePolicyNormal, Detail: "SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; prio < 100 is taken as SCHED_FIFO"},

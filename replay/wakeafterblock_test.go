@@ -97,6 +97,10 @@ func TestExtractSyncPair(t *testing.T) {
 			if tc.cpus != "" {
 				optsA, optsB = tc.cpus, tc.cpus
 			}
+			// One thread group: a wakeup between processes is taken as
+			// sync anyway (Extract's IPC rule); this test is about pairs.
+			optsA += " tgid 7"
+			optsB += " tgid 7"
 			src := `
 topology symmetric 2
 task a ` + optsA + `

@@ -58,7 +58,7 @@ const (
 	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × capacity / 1024
 	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
-	AssumeNoSync         = "wake-not-sync"    // WF_SYNC is invisible: every wakeup is taken as non-sync
+	AssumeNoSync         = "wake-sync-ipc"    // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync
 	AssumeIRQWaker       = "irq-waker"        // a wakeup recorded while a task ran, with no context flags, may be an interrupt
 	AssumeRunAtEnd       = "running-at-end"   // a task running when the recording ended keeps demanding CPU
 	AssumeWaitingAtEnd   = "waiting-at-end"   // a task waiting (woken or preempted) at the end demands what it ran and no more
