@@ -85,7 +85,7 @@ func BenchmarkReplayRealTrace(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := replay.Simulate(w, topo, MustParse("6.18"), replay.DefaultOptions())
+		r, err := replay.Simulate(w, topo, MustParse("6.18"), replay.CalibratedOptions(w))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -57,7 +57,7 @@ func TestWorkConservationReal(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Unobserved = nil
-			res, err := replay.Simulate(w, topo, MustParse("6.18"), replay.DefaultOptions())
+			res, err := replay.Simulate(w, topo, MustParse("6.18"), replay.CalibratedOptions(w))
 			if err != nil {
 				t.Fatal(err)
 			}

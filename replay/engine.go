@@ -30,6 +30,20 @@ type Options struct {
 	// uniformly drawn 0..IPIJitter ns to each IPI.
 	IPIDelay  int64
 	IPIJitter int64
+	// IRQResched is the time from a wakeup raised by an interrupt (a timer
+	// or device wake) that preempts the running task to the switch:
+	// interrupt exit and schedule() (ns). 0: at once. An idle CPU takes
+	// IdleExit instead.
+	IRQResched int64
+	// TaskResched is the same for a wakeup raised by a task (or a fork)
+	// that preempts that task: on a kernel without full preemption the
+	// waker switches out where it next checks need_resched, typically on
+	// its way back to user space (ns). 0: at once.
+	TaskResched int64
+	// IdleExit is the time an idle CPU takes from a reschedule request
+	// (a wakeup enqueued on it, an IPI taken) to the pick of its next
+	// task: leaving the idle state and entering schedule() (ns). 0: at once.
+	IdleExit int64
 	// NoWakeList delivers every remote wakeup from the waker's CPU at once,
 	// as with TTWU_QUEUE off (PREEMPT_RT); otherwise a wakeup to another LLC
 	// or to a CPU with nothing running goes through the target's wake list
@@ -217,6 +231,7 @@ type taskRun struct {
 	actFrom  int32 // next action index into Sim.acts
 	actTo    int32
 	fired    []bool // per segment: its wake has fired before the task blocked
+	pending  int32  // WakeAnyWaker: task wakes issued to it not yet consumed
 	allowed  CPUSet // current affinity (nil: all)
 	nAllowed int
 	lastTmr  timeline.Time // expiry of the last periodic timer wake
@@ -293,7 +308,8 @@ type Sim struct {
 	tick       int64
 	q          eventQueue
 	seq        uint64
-	ctx        int // CPU the current handler runs on, -1 none
+	ctx        int  // CPU the current handler runs on, -1 none
+	inIRQ      bool // the handler is an interrupt-raised wake
 	cpus       []cpuRun
 	tasks      []taskRun
 	acts       []action
@@ -531,7 +547,9 @@ func (s *Sim) dispatch(e event) {
 			c.tickArmed = false
 			return
 		}
+		s.inIRQ = true
 		s.pol.Tick(cpu)
+		s.inIRQ = false
 		if c.state == CPURunning {
 			s.push(event{at: s.now + timeline.Time(s.tick), kind: evTick, a: int32(cpu)})
 		} else {
@@ -702,7 +720,11 @@ func (s *Sim) Resched(cpu int) {
 	if c.needResched {
 		return
 	}
-	if cpu == s.ctx {
+	local := s.opts.TaskResched
+	if s.inIRQ {
+		local = s.opts.IRQResched
+	}
+	if cpu == s.ctx && (local <= 0 || c.state != CPURunning) {
 		c.needResched = true
 		s.markDirty(cpu)
 		return
@@ -711,6 +733,9 @@ func (s *Sim) Resched(cpu int) {
 		return
 	}
 	d := s.ipiDelay()
+	if cpu == s.ctx {
+		d = local // the interrupt or the waker's system call returns, then schedule()
+	}
 	if d <= 0 {
 		c.needResched = true
 		s.markDirty(cpu)
@@ -904,6 +929,10 @@ func (s *Sim) endSegment(cpu, t int) {
 	tr := &s.tasks[t]
 	tk := &s.w.Tasks[t]
 	seg := int(tr.seg)
+	if s.w.WakeAnyWaker && seg+1 < len(tk.Segments) && tk.Segments[seg+1].Wake.Kind == WakeTask && tr.pending > 0 {
+		tr.pending--
+		tr.fired[seg+1] = true
+	}
 	if seg+1 < len(tk.Segments) && tr.fired[seg+1] && s.w.WakeAfterBlock {
 		// Woken before it could block, in a workload whose recorded wakes
 		// all ended a sleep: it blocks, then the held wake fires at once.
@@ -1031,7 +1060,9 @@ func (s *Sim) taskWakeEvent(t, seg int) {
 	}
 	s.ctx = cpu
 	waker := int(s.cpus[cpu].curr)
+	s.inIRQ = true
 	s.wakeSeg(t, seg, cpu, waker, false, true)
+	s.inIRQ = false
 }
 
 // taskWake is a wake issued by task waker running on cpu.
@@ -1047,6 +1078,17 @@ func (s *Sim) taskWake(t, seg, cpu, waker int, sync bool) {
 
 func (s *Sim) wakeSeg(t, seg, cpu, waker int, sync, irq bool) {
 	tr := &s.tasks[t]
+	if s.w.WakeAnyWaker && !irq && seg > 0 && s.w.Tasks[t].Segments[seg].Wake.Kind == WakeTask {
+		// Any task wake ends the wakee's next sleep that a task ends.
+		if next := int(tr.seg) + 1; tr.state == TaskBlocked && next < len(s.w.Tasks[t].Segments) && s.w.Tasks[t].Segments[next].Wake.Kind == WakeTask {
+			s.wake(t, next, cpu, waker, sync, irq)
+			return
+		}
+		if tr.state != TaskDone {
+			tr.pending++
+		}
+		return
+	}
 	if tr.state == TaskBlocked && int(tr.seg)+1 == seg {
 		s.wake(t, seg, cpu, waker, sync, irq)
 		return
@@ -1335,6 +1377,12 @@ func (s *Sim) resched(cpu int) {
 	case CPUPicking:
 		return
 	case CPUIdle:
+		if s.opts.IdleExit > 0 {
+			c.state = CPUPicking
+			c.pickGen++
+			s.push(event{at: s.now + timeline.Time(s.opts.IdleExit), kind: evPickResume, a: int32(cpu), gen: c.pickGen})
+			return
+		}
 		s.pick(cpu, -1, false)
 	case CPURunning:
 		s.account(cpu)

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -56,11 +57,12 @@ func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) 
 	}
 	x := &extractor{tl: tl, caps: caps, start: tl.ValidStart, xs: make([]xtask, len(tl.Tasks)), forkParent: map[timeline.TaskID]timeline.TaskID{},
 		cur: make([]timeline.TaskID, max(tl.NCPU, 1)), lastSeen: make([]timeline.Time, max(tl.NCPU, 1)), switched: make([]bool, max(tl.NCPU, 1)),
-		lastWake: make([]xlastWake, max(tl.NCPU, 1))}
+		lastWake: make([]xlastWake, max(tl.NCPU, 1)), idleSince: make([]timeline.Time, max(tl.NCPU, 1))}
 	for i := range x.cur {
 		x.cur[i] = timeline.NoTask
 		x.lastSeen[i] = timeline.NoTime
 		x.lastWake[i] = xlastWake{waker: timeline.NoTask, wakee: timeline.NoTask}
+		x.idleSince[i] = timeline.NoTime
 	}
 	if x.start == timeline.NoTime {
 		x.start = tl.Start
@@ -69,6 +71,7 @@ func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) 
 		x.xs[i].runStart = timeline.NoTime
 		x.xs[i].lastTimer = timeline.NoTime
 		x.xs[i].waitFrom = timeline.NoTime
+		x.xs[i].wokenAt = timeline.NoTime
 	}
 	x.run()
 	w, err := x.build()
@@ -120,11 +123,15 @@ type xtask struct {
 	firstCPU  int
 	lastTimer timeline.Time
 	lastIvl   int64
-	irqGuess  bool          // woken by a task with no context information
-	preempted bool          // runnable because it was switched out in R or R+
-	plainR    bool          // ... in R: it stayed TASK_RUNNING, so no wakeup can follow before it runs
-	waitFrom  timeline.Time // when it last became runnable
-	maxWait   int64         // its longest completed wait (ns)
+	irqGuess  bool            // woken by a task with no context information
+	wokenAt   timeline.Time   // its last wakeup from sleep (NoTime once it ran)
+	wokenCPU  int             // the CPU that wakeup was raised on
+	wokenOver timeline.TaskID // for an interrupt-raised wakeup, the task then running on wokenCPU
+	wokenBy   timeline.TaskID // for a task-raised wakeup or fork, the waker
+	preempted bool            // runnable because it was switched out in R or R+
+	plainR    bool            // ... in R: it stayed TASK_RUNNING, so no wakeup can follow before it runs
+	waitFrom  timeline.Time   // when it last became runnable
+	maxWait   int64           // its longest completed wait (ns)
 	external  int
 }
 
@@ -141,6 +148,11 @@ type extractor struct {
 	unseen        int               // runs whose end was not recorded
 	lastWake      []xlastWake       // per CPU, the last task wake issued by its current task
 	nSync         int               // wakes taken as WF_SYNC
+	idleSince     []timeline.Time   // per CPU, when its idle task was switched in (NoTime: not idle)
+	idleLocal     []int64           // wake-to-run of wakeups onto an idle CPU, raised on it (ns)
+	idleRemote    []int64           // ... raised on another CPU (ns)
+	taskPreempt   []int64           // wake-to-run of task-raised wakeups and forks that preempt their waker (ns)
+	irqBusy       []int64           // wake-to-run of interrupt-raised wakeups that preempt the task running on their CPU (ns)
 	nWaitingAtEnd int               // tasks woken or preempted, waiting when the recording ended
 }
 
@@ -332,6 +344,32 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 		// Switched in here while the trace still has it on another CPU.
 		x.dropRun(x.xs[next].cpu, t)
 	}
+	if x.isTask(next) {
+		if nx := &x.xs[next]; nx.wokenAt != timeline.NoTime && nx.state == xRunnable && !nx.preempted &&
+			prev != timeline.NoTask && int(prev) < len(tl.Tasks) && tl.Tasks[prev].Idle &&
+			x.idleSince[cpu] != timeline.NoTime && x.idleSince[cpu] <= nx.wokenAt {
+			// Woken while this CPU idled, and the first task it ran
+			// since: the wake-to-run time of an idle CPU.
+			if d := int64(t - nx.wokenAt); nx.wokenCPU == cpu {
+				x.idleLocal = append(x.idleLocal, d)
+			} else {
+				x.idleRemote = append(x.idleRemote, d)
+			}
+		}
+		if nx := &x.xs[next]; nx.wokenAt != timeline.NoTime && nx.state == xRunnable && !nx.preempted &&
+			nx.wokenOver != timeline.NoTask && nx.wokenOver == prev && nx.wokenCPU == cpu && tl.States[i].Runnable() {
+			x.irqBusy = append(x.irqBusy, int64(t-nx.wokenAt))
+		}
+		if nx := &x.xs[next]; nx.wokenAt != timeline.NoTime && nx.state == xRunnable && !nx.preempted &&
+			nx.wokenBy != timeline.NoTask && nx.wokenBy == prev && nx.wokenCPU == cpu && tl.States[i].Runnable() {
+			x.taskPreempt = append(x.taskPreempt, int64(t-nx.wokenAt))
+		}
+		x.xs[next].wokenAt = timeline.NoTime
+	}
+	x.idleSince[cpu] = timeline.NoTime
+	if next != timeline.NoTask && int(next) < len(tl.Tasks) && tl.Tasks[next].Idle {
+		x.idleSince[cpu] = t
+	}
 	x.cur[cpu] = next
 	x.switched[cpu] = true
 	lw := x.lastWake[cpu]
@@ -464,6 +502,13 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 	xt.segs = append(xt.segs, xseg{wake: wk})
 	xt.state = xRunnable
 	xt.preempted, xt.waitFrom = false, t
+	xt.wokenAt, xt.wokenCPU, xt.wokenOver, xt.wokenBy = t, cpu, timeline.NoTask, timeline.NoTask
+	if irq && x.isTask(x.cur[cpu]) {
+		xt.wokenOver = x.cur[cpu]
+	}
+	if wk.kind == WakeTask && x.cur[cpu] == waker {
+		xt.wokenBy = waker
+	}
 }
 
 // notePeriodic turns a timer wake into a periodic one when it repeats the
@@ -481,6 +526,22 @@ func (x *extractor) notePeriodic(id timeline.TaskID, t timeline.Time, wk *xwake)
 		xt.lastIvl = ivl
 	}
 	xt.lastTimer = t
+}
+
+func median(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func usText(ns int64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(ns)/1000, 'f', 1, 64) + " us"
 }
 
 func absInt64(v int64) int64 {
@@ -518,6 +579,10 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 	xt.segs = append(xt.segs, xseg{wake: wk})
 	xt.state = xRunnable
 	xt.preempted, xt.waitFrom = false, t
+	xt.wokenAt, xt.wokenCPU, xt.wokenOver, xt.wokenBy = t, cpu, timeline.NoTask, timeline.NoTask
+	if wk.kind == WakeFork && x.cur[cpu] == parent {
+		xt.wokenBy = parent
+	}
 }
 
 // ipc reports whether a wakeup of wakee by waker is taken as an IPC wakeup
@@ -654,6 +719,13 @@ func (x *extractor) build() (*Workload, error) {
 	if nRun > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks running when the recording ended, or preempted and waiting no longer than usual for them, keep demanding CPU until the replay ends", Tasks: nRun})
 	}
+	w.IdleWake = IdleWake{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote),
+		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt)}
+	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeIdleWake, Detail: fmt.Sprintf(
+		"leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows: median wake-to-run on an idle CPU %s raised there (%d wakeups), %s raised on another CPU (%d); of an interrupt-raised wakeup preempting the running task %s (%d), of a task's wakeup or fork preempting that task %s (%d); each used when from at least %d wakeups, under 1 ms",
+		usText(w.IdleWake.LocalNs, w.IdleWake.Local), w.IdleWake.Local, usText(w.IdleWake.RemoteNs, w.IdleWake.Remote), w.IdleWake.Remote,
+		usText(w.IdleWake.IRQPreemptNs, w.IdleWake.IRQPreempt), w.IdleWake.IRQPreempt,
+		usText(w.IdleWake.TaskPreemptNs, w.IdleWake.TaskPreempt), w.IdleWake.TaskPreempt, minIdleWakes)})
 	if x.nWaitingAtEnd > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
 	}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -147,5 +148,102 @@ task b ` + optsB + `
 				t.Errorf("extracted workload: WakeAfterBlock false, want true")
 			}
 		})
+	}
+}
+
+// TestWakeAnyWaker: r's first sleep was ended by s1 (at 300 us of s1's
+// work), its second by s2 (at 50 us). With the recorded wakers r waits for
+// s1 until 300 us and then finds s2's wake held; with WakeAnyWaker the
+// first task wake issued to r, s2's at 50 us, ends its first sleep and
+// s1's ends the second.
+func TestWakeAnyWaker(t *testing.T) {
+	const src = `
+topology symmetric 3
+task r on 0
+  run 10us
+  wait s1
+  run 10us
+  wait s2
+  run 10us
+task s1 on 1
+  run 300us
+  wake r
+task s2 on 2
+  run 50us
+  wake r
+`
+	tests := []struct {
+		name      string
+		any       bool
+		wantWakes []timeline.Time // r's sched_waking times
+		wantExit  timeline.Time
+	}{
+		{"recorded", false, []timeline.Time{300_000, 310_000}, 320_000},
+		{"any", true, []timeline.Time{50_000, 300_000}, 310_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := mustSpec(t, src)
+			sp.Workload.WakeAfterBlock = true
+			sp.Workload.WakeAnyWaker = tc.any
+			res, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{HZ: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := res.Timeline
+			var wakes []timeline.Time
+			for i := 0; i < tl.Len(); i++ {
+				if tl.Kinds[i] == timeline.KindWaking && tl.TaskName(tl.TaskOf[i]) == "r" {
+					wakes = append(wakes, tl.Times[i]-sp.Workload.Start)
+				}
+			}
+			if fmt.Sprint(wakes) != fmt.Sprint(tc.wantWakes) {
+				t.Errorf("r woken at %v, want %v", wakes, tc.wantWakes)
+			}
+			for i, tk := range sp.Workload.Tasks {
+				if tk.Comm == "r" {
+					if got := res.Tasks[i].Exit - sp.Workload.Start; got != tc.wantExit {
+						t.Errorf("r exits at %d, want %d", got, tc.wantExit)
+					}
+					if res.Tasks[i].Work != tk.Demand() {
+						t.Errorf("r did %d of its %d", res.Tasks[i].Work, tk.Demand())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestIdleExit: a task sleeps 90 us on an otherwise idle CPU; the timer
+// wakes it at 100 us, and with IdleExit 11 us it runs from 111 us.
+func TestIdleExit(t *testing.T) {
+	const src = `
+topology symmetric 1
+task a on 0
+  run 10us
+  sleep 90us
+  run 10us
+`
+	for _, exit := range []int64{0, 11_000} {
+		sp := mustSpec(t, src)
+		res, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{HZ: 1000, IdleExit: exit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := res.Timeline
+		var in []timeline.Time
+		for i := 0; i < tl.Len(); i++ {
+			if tl.Kinds[i] == timeline.KindSwitch && tl.TaskName(tl.TaskOf[i]) == "a" {
+				in = append(in, tl.Times[i]-sp.Workload.Start)
+			}
+		}
+		want := []timeline.Time{0, timeline.Time(100_000 + exit)}
+		if exit > 0 {
+			want[0] = timeline.Time(exit) // the start is a wake onto an idle CPU too
+			want[1] = timeline.Time(exit + 10_000 + 90_000 + exit)
+		}
+		if fmt.Sprint(in) != fmt.Sprint(want) {
+			t.Errorf("IdleExit %d: a switched in at %v, want %v", exit, in, want)
+		}
 	}
 }

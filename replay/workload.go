@@ -29,11 +29,18 @@ type Workload struct {
 	// sleep, so a wake that overtakes the block in the replay is a timing
 	// shift of the replay, not a sleep the recording skipped.
 	WakeAfterBlock bool `json:"wake_after_block,omitempty"`
+	// WakeAnyWaker lets any task wake of a task end its next sleep that a
+	// task wake ended in the recording, whichever waker issues it first,
+	// instead of only the wake the recording shows ending it.
+	WakeAnyWaker bool `json:"wake_any_waker,omitempty"`
 	// HZ and Kernel are what the recording says (0 and "" if unknown).
 	HZ     int    `json:"hz,omitempty"`
 	Kernel string `json:"kernel,omitempty"`
 
 	Tasks []Task `json:"tasks"`
+	// IdleWake is what the recording shows of wakeups onto idle CPUs
+	// (Extract fills it; zero when it has no such wakeups).
+	IdleWake IdleWake `json:"idle_wake,omitzero"`
 	// Unobserved lists the recording's gaps (lost events, clipped
 	// buffers). The replay copies them into its timeline, so that the
 	// modeled run is measured only where the recorded one was observed:
@@ -42,6 +49,57 @@ type Workload struct {
 	// Assumptions lists what the workload takes for granted because the
 	// source could not tell.
 	Assumptions []Assumption `json:"assumptions,omitempty"`
+}
+
+// IdleWake holds the medians of the recorded wake-to-run time (sched_waking
+// to the switch-in) of tasks woken onto an idle CPU that ran them first:
+// raised on that CPU itself (an interrupt: leaving the idle state and
+// schedule()), and raised on another CPU (an IPI on top of that).
+type IdleWake struct {
+	LocalNs  int64 `json:"local_ns"`
+	Local    int   `json:"local"`
+	RemoteNs int64 `json:"remote_ns"`
+	Remote   int   `json:"remote"`
+	// IRQPreemptNs is the median wake-to-run time of wakeups raised by an
+	// interrupt on a busy CPU whose task they preempted at once.
+	IRQPreemptNs int64 `json:"irq_preempt_ns"`
+	IRQPreempt   int   `json:"irq_preempt"`
+	// TaskPreemptNs is the median wake-to-run time of wakeups and forks
+	// raised by a task that preempted that task at its next switch.
+	TaskPreemptNs int64 `json:"task_preempt_ns"`
+	TaskPreempt   int   `json:"task_preempt"`
+}
+
+// minIdleWakes is how many wakeups a median needs before CalibratedOptions
+// uses it; maxIdleWakeNs bounds what is believed (a longer median is a trace
+// that misses switches, not a CPU).
+const (
+	minIdleWakes  = 20
+	maxIdleWakeNs = 1_000_000
+)
+
+// CalibratedOptions returns DefaultOptions with the idle-exit time, the
+// interrupt preemption delay and the IPI delay taken from what w's
+// recording shows (IdleWake): IdleExit is the median wake-to-run time of
+// wakeups raised on the idle CPU itself, IRQResched that of interrupt
+// wakeups preempting a running task, and IPIDelay the median of wakeups
+// onto an idle CPU raised elsewhere less IdleExit and half the jitter. Figures from fewer than 20 wakeups, or over 1 ms, are not used.
+func CalibratedOptions(w *Workload) Options {
+	o := DefaultOptions()
+	iw := w.IdleWake
+	if iw.Local >= minIdleWakes && iw.LocalNs > 0 && iw.LocalNs <= maxIdleWakeNs {
+		o.IdleExit = iw.LocalNs
+	}
+	if iw.IRQPreempt >= minIdleWakes && iw.IRQPreemptNs > 0 && iw.IRQPreemptNs <= maxIdleWakeNs {
+		o.IRQResched = iw.IRQPreemptNs
+	}
+	if iw.TaskPreempt >= minIdleWakes && iw.TaskPreemptNs > 0 && iw.TaskPreemptNs <= maxIdleWakeNs {
+		o.TaskResched = iw.TaskPreemptNs
+	}
+	if iw.Remote >= minIdleWakes && iw.RemoteNs > 0 && iw.RemoteNs <= maxIdleWakeNs {
+		o.IPIDelay = max(iw.RemoteNs-o.IdleExit-o.IPIJitter/2, 0)
+	}
+	return o
 }
 
 // Assumption is a named thing a workload takes for granted. Reports print
@@ -60,6 +118,7 @@ const (
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
 	AssumeNoSync         = "wake-sync-ipc"    // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync
 	AssumeIRQWaker       = "irq-waker"        // a wakeup recorded while a task ran, with no context flags, may be an interrupt
+	AssumeIdleWake       = "idle-wake"        // idle exit and IPI cost as measured in the recording
 	AssumeRunAtEnd       = "running-at-end"   // a task running when the recording ended keeps demanding CPU
 	AssumeWaitingAtEnd   = "waiting-at-end"   // a task waiting (woken or preempted) at the end demands what it ran and no more
 	AssumeNoCookies      = "no-core-cookies"  // core-scheduling cookies are not in the trace: none assumed

@@ -70,6 +70,7 @@ func newReplayCmd() *cobra.Command {
 		topoFlag string
 		out      string
 		top      int
+		wakers   string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
@@ -85,6 +86,9 @@ the model is on this trace, before any patched run is trusted.`,
   schedlens replay --format json -o replayed.pftrace perf-script.txt.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wakers != "recorded" && wakers != "any" {
+				return usagef("--wakers %q: want recorded or any", wakers)
+			}
 			desc := kernel
 			if policy != "" && policy != "mainline" {
 				desc = policy
@@ -119,7 +123,11 @@ the model is on this trace, before any patched run is trusted.`,
 			if err != nil {
 				return err
 			}
-			opts := replay.DefaultOptions()
+			if wakers == "any" {
+				w.WakeAnyWaker = true
+				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-any", Detail: "--wakers any: a task's sleep that a task wake ended ends at the first task wake issued to it, by any waker"})
+			}
+			opts := replay.CalibratedOptions(w)
 			opts.Seed = seed
 			if hz > 0 {
 				opts.HZ = hz
@@ -186,6 +194,7 @@ the model is on this trace, before any patched run is trusted.`,
 	fl.StringVar(&topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")
 	fl.IntVar(&top, "top", 10, "tasks in the per-task fidelity table")
+	fl.StringVar(&wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) or "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed)`)
 	return cmd
 }
 
