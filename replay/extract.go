@@ -719,13 +719,13 @@ func (x *extractor) build() (*Workload, error) {
 	if nRun > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks running when the recording ended, or preempted and waiting no longer than usual for them, keep demanding CPU until the replay ends", Tasks: nRun})
 	}
-	w.IdleWake = IdleWake{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote),
+	w.WakeDelays = WakeDelays{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote),
 		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt)}
-	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeIdleWake, Detail: fmt.Sprintf(
+	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: fmt.Sprintf(
 		"leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows: median wake-to-run on an idle CPU %s raised there (%d wakeups), %s raised on another CPU (%d); of an interrupt-raised wakeup preempting the running task %s (%d), of a task's wakeup or fork preempting that task %s (%d); each used when from at least %d wakeups, under 1 ms",
-		usText(w.IdleWake.LocalNs, w.IdleWake.Local), w.IdleWake.Local, usText(w.IdleWake.RemoteNs, w.IdleWake.Remote), w.IdleWake.Remote,
-		usText(w.IdleWake.IRQPreemptNs, w.IdleWake.IRQPreempt), w.IdleWake.IRQPreempt,
-		usText(w.IdleWake.TaskPreemptNs, w.IdleWake.TaskPreempt), w.IdleWake.TaskPreempt, minIdleWakes)})
+		usText(w.WakeDelays.LocalNs, w.WakeDelays.Local), w.WakeDelays.Local, usText(w.WakeDelays.RemoteNs, w.WakeDelays.Remote), w.WakeDelays.Remote,
+		usText(w.WakeDelays.IRQPreemptNs, w.WakeDelays.IRQPreempt), w.WakeDelays.IRQPreempt,
+		usText(w.WakeDelays.TaskPreemptNs, w.WakeDelays.TaskPreempt), w.WakeDelays.TaskPreempt, minDelaySamples)})
 	if x.nWaitingAtEnd > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
 	}

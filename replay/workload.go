@@ -38,9 +38,10 @@ type Workload struct {
 	Kernel string `json:"kernel,omitempty"`
 
 	Tasks []Task `json:"tasks"`
-	// IdleWake is what the recording shows of wakeups onto idle CPUs
-	// (Extract fills it; zero when it has no such wakeups).
-	IdleWake IdleWake `json:"idle_wake,omitzero"`
+	// WakeDelays is what the recording shows of the delays between a
+	// wakeup and the switch it causes (Extract fills it; zero counts when
+	// the recording has no such wakeups).
+	WakeDelays WakeDelays `json:"wake_delays,omitzero"`
 	// Unobserved lists the recording's gaps (lost events, clipped
 	// buffers). The replay copies them into its timeline, so that the
 	// modeled run is measured only where the recorded one was observed:
@@ -51,11 +52,12 @@ type Workload struct {
 	Assumptions []Assumption `json:"assumptions,omitempty"`
 }
 
-// IdleWake holds the medians of the recorded wake-to-run time (sched_waking
-// to the switch-in) of tasks woken onto an idle CPU that ran them first:
-// raised on that CPU itself (an interrupt: leaving the idle state and
-// schedule()), and raised on another CPU (an IPI on top of that).
-type IdleWake struct {
+// WakeDelays holds medians of the recorded wake-to-run time (sched_waking
+// to the switch-in), each with its sample count. Local and Remote are tasks
+// woken onto an idle CPU that ran them first: raised on that CPU itself (an
+// interrupt: leaving the idle state and schedule()), and raised on another
+// CPU (an IPI on top of that).
+type WakeDelays struct {
 	LocalNs  int64 `json:"local_ns"`
 	Local    int   `json:"local"`
 	RemoteNs int64 `json:"remote_ns"`
@@ -70,33 +72,34 @@ type IdleWake struct {
 	TaskPreempt   int   `json:"task_preempt"`
 }
 
-// minIdleWakes is how many wakeups a median needs before CalibratedOptions
-// uses it; maxIdleWakeNs bounds what is believed (a longer median is a trace
+// minDelaySamples is how many wakeups a median needs before CalibratedOptions
+// uses it; maxDelayNs bounds what is believed (a longer median is a trace
 // that misses switches, not a CPU).
 const (
-	minIdleWakes  = 20
-	maxIdleWakeNs = 1_000_000
+	minDelaySamples = 20
+	maxDelayNs      = 1_000_000
 )
 
-// CalibratedOptions returns DefaultOptions with the idle-exit time, the
-// interrupt preemption delay and the IPI delay taken from what w's
-// recording shows (IdleWake): IdleExit is the median wake-to-run time of
-// wakeups raised on the idle CPU itself, IRQResched that of interrupt
-// wakeups preempting a running task, and IPIDelay the median of wakeups
-// onto an idle CPU raised elsewhere less IdleExit and half the jitter. Figures from fewer than 20 wakeups, or over 1 ms, are not used.
+// CalibratedOptions returns DefaultOptions with the delays taken from what
+// w's recording shows (WakeDelays): IdleExit is the median wake-to-run time
+// of wakeups raised on the idle CPU itself, IRQResched that of interrupt
+// wakeups preempting a running task, TaskResched that of task wakeups and
+// forks preempting their waker, and IPIDelay the median of wakeups onto an
+// idle CPU raised elsewhere less IdleExit and half the jitter. Figures from
+// fewer than 20 wakeups, or over 1 ms, are not used: the defaults stay.
 func CalibratedOptions(w *Workload) Options {
 	o := DefaultOptions()
-	iw := w.IdleWake
-	if iw.Local >= minIdleWakes && iw.LocalNs > 0 && iw.LocalNs <= maxIdleWakeNs {
+	iw := w.WakeDelays
+	if iw.Local >= minDelaySamples && iw.LocalNs > 0 && iw.LocalNs <= maxDelayNs {
 		o.IdleExit = iw.LocalNs
 	}
-	if iw.IRQPreempt >= minIdleWakes && iw.IRQPreemptNs > 0 && iw.IRQPreemptNs <= maxIdleWakeNs {
+	if iw.IRQPreempt >= minDelaySamples && iw.IRQPreemptNs > 0 && iw.IRQPreemptNs <= maxDelayNs {
 		o.IRQResched = iw.IRQPreemptNs
 	}
-	if iw.TaskPreempt >= minIdleWakes && iw.TaskPreemptNs > 0 && iw.TaskPreemptNs <= maxIdleWakeNs {
+	if iw.TaskPreempt >= minDelaySamples && iw.TaskPreemptNs > 0 && iw.TaskPreemptNs <= maxDelayNs {
 		o.TaskResched = iw.TaskPreemptNs
 	}
-	if iw.Remote >= minIdleWakes && iw.RemoteNs > 0 && iw.RemoteNs <= maxIdleWakeNs {
+	if iw.Remote >= minDelaySamples && iw.RemoteNs > 0 && iw.RemoteNs <= maxDelayNs {
 		o.IPIDelay = max(iw.RemoteNs-o.IdleExit-o.IPIJitter/2, 0)
 	}
 	return o
@@ -118,7 +121,7 @@ const (
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
 	AssumeNoSync         = "wake-sync-ipc"    // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync
 	AssumeIRQWaker       = "irq-waker"        // a wakeup recorded while a task ran, with no context flags, may be an interrupt
-	AssumeIdleWake       = "idle-wake"        // idle exit and IPI cost as measured in the recording
+	AssumeWakeDelays     = "wake-delays"      // idle exit and IPI cost as measured in the recording
 	AssumeRunAtEnd       = "running-at-end"   // a task running when the recording ended keeps demanding CPU
 	AssumeWaitingAtEnd   = "waiting-at-end"   // a task waiting (woken or preempted) at the end demands what it ran and no more
 	AssumeNoCookies      = "no-core-cookies"  // core-scheduling cookies are not in the trace: none assumed
