@@ -4,9 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/replay"
-	"github.com/schedlens/schedlens/topology"
 )
 
 // benchScenario replays spec src under policy b.N times and reports the
@@ -68,16 +66,7 @@ func BenchmarkReplayJunoTimeline(b *testing.B) {
 // workload, simulate it under mainline 6.18 with the timeline built.
 // Reports recorded events and simulated events per second.
 func BenchmarkReplayRealTrace(b *testing.B) {
-	path := "../fixtures/real/ftrace-oracle-busy/trace.txt.zst"
-	ld, err := ingest.Load(path, ingest.Options{Name: path})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tl := ld.Timeline
-	topo, err := topology.Resolve(ld.Meta.Topology, path, "", tl.NCPU)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tl, topo := loadReal(b, "../fixtures/real/ftrace-oracle-busy/trace.txt.zst")
 	b.ReportAllocs()
 	var emitted int64
 	for b.Loop() {

@@ -29,6 +29,20 @@ var realFixtures = []string{
 	"qemu-smt8-hackbench/trace.txt.zst",
 }
 
+// loadReal loads a real fixture and the topology a replay of it uses.
+func loadReal(tb testing.TB, path string) (*timeline.Timeline, *topology.Topology) {
+	tb.Helper()
+	ld, err := ingest.Load(path, ingest.Options{Name: path})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	topo, err := topology.Resolve(ld.Meta.Topology, path, "", ld.Timeline.NCPU)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ld.Timeline, topo
+}
+
 // TestWorkConservationReal replays every real fixture under mainline 6.18
 // and checks that each task that finishes got exactly its recorded demand:
 // the engine's count, and the modeled timeline's running time scaled by
@@ -42,16 +56,7 @@ func TestWorkConservationReal(t *testing.T) {
 	}
 	for _, rel := range realFixtures {
 		t.Run(filepath.Dir(rel)+"/"+filepath.Base(rel), func(t *testing.T) {
-			path := filepath.Join("..", "fixtures", "real", rel)
-			ld, err := ingest.Load(path, ingest.Options{Name: path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl := ld.Timeline
-			topo, err := topology.Resolve(ld.Meta.Topology, path, "", tl.NCPU)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tl, topo := loadReal(t, filepath.Join("..", "fixtures", "real", rel))
 			w, err := replay.Extract(tl, topo)
 			if err != nil {
 				t.Fatal(err)

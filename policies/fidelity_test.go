@@ -3,7 +3,6 @@ package policies
 import (
 	"testing"
 
-	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/replay"
 	"github.com/schedlens/schedlens/timeline"
@@ -84,15 +83,7 @@ func TestReplayFidelity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ld, err := ingest.Load(tc.path, ingest.Options{Name: tc.path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl := ld.Timeline
-			topo, err := topology.Resolve(ld.Meta.Topology, tc.path, "", tl.NCPU)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tl, topo := loadReal(t, tc.path)
 			w, err := replay.Extract(tl, topo)
 			if err != nil {
 				t.Fatal(err)

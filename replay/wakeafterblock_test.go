@@ -190,13 +190,7 @@ task s2 on 2
 			if err != nil {
 				t.Fatal(err)
 			}
-			tl := res.Timeline
-			var wakes []timeline.Time
-			for i := 0; i < tl.Len(); i++ {
-				if tl.Kinds[i] == timeline.KindWaking && tl.TaskName(tl.TaskOf[i]) == "r" {
-					wakes = append(wakes, tl.Times[i]-sp.Workload.Start)
-				}
-			}
+			wakes := eventTimes(res.Timeline, timeline.KindWaking, "r", sp.Workload.Start)
 			if fmt.Sprint(wakes) != fmt.Sprint(tc.wantWakes) {
 				t.Errorf("r woken at %v, want %v", wakes, tc.wantWakes)
 			}
@@ -230,13 +224,7 @@ task a on 0
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl := res.Timeline
-		var in []timeline.Time
-		for i := 0; i < tl.Len(); i++ {
-			if tl.Kinds[i] == timeline.KindSwitch && tl.TaskName(tl.TaskOf[i]) == "a" {
-				in = append(in, tl.Times[i]-sp.Workload.Start)
-			}
-		}
+		in := eventTimes(res.Timeline, timeline.KindSwitch, "a", sp.Workload.Start)
 		want := []timeline.Time{0, timeline.Time(100_000 + exit)}
 		if exit > 0 {
 			want[0] = timeline.Time(exit) // the start is a wake onto an idle CPU too
@@ -246,4 +234,16 @@ task a on 0
 			t.Errorf("IdleExit %d: a switched in at %v, want %v", exit, in, want)
 		}
 	}
+}
+
+// eventTimes returns the times, from start, of tl's events of kind k whose
+// subject (a switch's next task, a wakeup's wakee) is the task called name.
+func eventTimes(tl *timeline.Timeline, k timeline.Kind, name string, start timeline.Time) []timeline.Time {
+	var out []timeline.Time
+	for i := 0; i < tl.Len(); i++ {
+		if tl.Kinds[i] == k && tl.TaskName(tl.TaskOf[i]) == name {
+			out = append(out, tl.Times[i]-start)
+		}
+	}
+	return out
 }
