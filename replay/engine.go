@@ -223,23 +223,24 @@ type action struct {
 }
 
 type taskRun struct {
-	state    TaskState
-	cpu      int32
-	seg      int32
-	segEnd   int64 // cumulative units at the end of the current segment
-	done     int64 // cumulative units done
-	actFrom  int32 // next action index into Sim.acts
-	actTo    int32
-	fired    []bool // per segment: its wake has fired before the task blocked
-	pending  int32  // WakeAnyWaker: task wakes issued to it not yet consumed
-	allowed  CPUSet // current affinity (nil: all)
-	nAllowed int
-	lastTmr  timeline.Time // expiry of the last periodic timer wake
-	tmrSeg   int32         // segment that wake started
-	waking   timeline.Time // pending latency sample start
-	queued   timeline.Time // runnable since
-	comm     timeline.CommID
-	prio     int16
+	state     TaskState
+	cpu       int32
+	seg       int32
+	segEnd    int64 // cumulative units at the end of the current segment
+	done      int64 // cumulative units done
+	actFrom   int32 // next action index into Sim.acts
+	actTo     int32
+	fired     []bool        // per segment: its wake has fired before the task blocked
+	pending   int32         // WakeAnyWaker: task wakes issued to it not yet consumed
+	blockedAt timeline.Time // when it last blocked at a segment's end
+	allowed   CPUSet        // current affinity (nil: all)
+	nAllowed  int
+	lastTmr   timeline.Time // expiry of the last periodic timer wake
+	tmrSeg    int32         // segment that wake started
+	waking    timeline.Time // pending latency sample start
+	queued    timeline.Time // runnable since
+	comm      timeline.CommID
+	prio      int16
 	// wakeMigrated: the CPU changed at the current wakeup
 	wakeMigrated bool
 	// movedAt: when the balancer (or an affinity change) last moved the
@@ -328,6 +329,7 @@ type Sim struct {
 	cMigrate *int64
 	cIPI     *int64
 	cEarly   *int64
+	cLate    *int64
 	cMoved   *int64
 	cMovedNS *int64
 	err      error
@@ -381,6 +383,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.cMigrate = s.Counter("migrate")
 	s.cIPI = s.Counter("ipi")
 	s.cEarly = s.Counter("wake-before-block")
+	s.cLate = s.Counter("wake-by-other-after-oversleep")
 	s.cMoved = s.Counter("migrate.queued")
 	s.cMovedNS = s.Counter("migrate.queued.wait-ns")
 
@@ -973,6 +976,7 @@ func (s *Sim) endSegment(cpu, t int) {
 	}
 	s.pol.Dequeue(cpu, t, DeqSleep)
 	tr.state = TaskBlocked
+	tr.blockedAt = s.now
 	c.curr = -1
 	c.outState = timeline.StateInterrupt
 	if seg+1 == len(tk.Segments) {
@@ -1078,6 +1082,10 @@ func (s *Sim) taskWake(t, seg, cpu, waker int, sync bool) {
 
 func (s *Sim) wakeSeg(t, seg, cpu, waker int, sync, irq bool) {
 	tr := &s.tasks[t]
+	if s.w.WakeLateAny && !irq && seg > 0 && s.w.Tasks[t].Segments[seg].Wake.Kind == WakeTask {
+		s.wakeLate(t, seg, cpu, waker, sync)
+		return
+	}
 	if s.w.WakeAnyWaker && !irq && seg > 0 && s.w.Tasks[t].Segments[seg].Wake.Kind == WakeTask {
 		// Any task wake ends the wakee's next sleep that a task ends.
 		if next := int(tr.seg) + 1; tr.state == TaskBlocked && next < len(s.w.Tasks[t].Segments) && s.w.Tasks[t].Segments[next].Wake.Kind == WakeTask {
@@ -1096,6 +1104,45 @@ func (s *Sim) wakeSeg(t, seg, cpu, waker int, sync, irq bool) {
 	if tr.state != TaskDone && seg < len(tr.fired) {
 		tr.fired[seg] = true
 	}
+}
+
+// wakeLate is wakeSeg under WakeLateAny for a task wake aimed at segment
+// seg of task t.
+func (s *Sim) wakeLate(t, seg, cpu, waker int, sync bool) {
+	tr := &s.tasks[t]
+	segs := s.w.Tasks[t].Segments
+	next := int(tr.seg) + 1
+	if tr.state == TaskDone {
+		return
+	}
+	if seg < next || tr.fired[seg] {
+		// Its sleep was ended by another wake: it goes to the first sleep
+		// a task wake ends that has none yet.
+		seg = -1
+		for j := next; j < len(segs); j++ {
+			if segs[j].Wake.Kind == WakeTask && !tr.fired[j] {
+				seg = j
+				break
+			}
+		}
+		if seg < 0 {
+			return
+		}
+	}
+	if tr.state == TaskBlocked && next < len(segs) && segs[next].Wake.Kind == WakeTask && !tr.fired[next] {
+		if seg == next {
+			s.wake(t, next, cpu, waker, sync, false)
+			return
+		}
+		if sl := segs[next].Wake.Slept; sl > 0 && int64(s.now-tr.blockedAt) > sl {
+			// Overslept its recorded waker: this wake ends the sleep, and
+			// the recorded one, when it comes, takes this one's place.
+			*s.cLate++
+			s.wake(t, next, cpu, waker, sync, false)
+			return
+		}
+	}
+	tr.fired[seg] = true
 }
 
 // start makes a task that exists from time At (WakeStart) or from an

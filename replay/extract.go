@@ -480,6 +480,9 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 		}
 	case x.isTask(waker) && x.xs[waker].state == xRunning && waker != id:
 		wk = xwake{kind: WakeTask, waker: waker, work: x.workNow(waker, t)}
+		if !first && xt.blockAt != timeline.NoTime {
+			wk.delay = int64(t - xt.blockAt) // the recorded sleep
+		}
 		if ctx == timeline.CtxUnknown {
 			xt.irqGuess = true
 		}
@@ -669,6 +672,9 @@ func (x *extractor) build() (*Workload, error) {
 			switch wk.Kind {
 			case WakeTask, WakeFork:
 				wk.CPU = -1
+				if wk.Kind == WakeTask {
+					wk.Slept, wk.Delay = wk.Delay, 0
+				}
 				if wi := index[sg.wake.waker]; wi >= 0 {
 					wk.Waker = wi
 					wk.Work = sg.wake.work >> unitShift

@@ -33,6 +33,12 @@ type Workload struct {
 	// task wake ended in the recording, whichever waker issues it first,
 	// instead of only the wake the recording shows ending it.
 	WakeAnyWaker bool `json:"wake_any_waker,omitempty"`
+	// WakeLateAny keeps the recorded waker of each sleep, but once a
+	// sleeper has slept longer than it did in the recording (Wake.Slept),
+	// the next task wake issued to it, by any waker, ends the sleep; the
+	// recorded wake, when it comes, goes to the sleeper's next sleep that
+	// a task wake ends.
+	WakeLateAny bool `json:"wake_late_any,omitempty"`
 	// HZ and Kernel are what the recording says (0 and "" if unknown).
 	HZ     int    `json:"hz,omitempty"`
 	Kernel string `json:"kernel,omitempty"`
@@ -311,6 +317,9 @@ type Wake struct {
 	CPU int `json:"cpu"`
 	// Sync is the WF_SYNC hint (the waker is about to sleep).
 	Sync bool `json:"sync,omitempty"`
+	// Slept is, for WakeTask, how long the sleep this wake ended lasted
+	// in the recording (ns; 0 if not known). WakeLateAny uses it.
+	Slept int64 `json:"slept,omitempty"`
 }
 
 // UnmarshalJSON reads a Wake; a missing "cpu" means -1.

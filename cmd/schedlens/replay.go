@@ -86,8 +86,8 @@ the model is on this trace, before any patched run is trusted.`,
   schedlens replay --format json -o replayed.pftrace perf-script.txt.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if wakers != "recorded" && wakers != "any" {
-				return usagef("--wakers %q: want recorded or any", wakers)
+			if wakers != "recorded" && wakers != "any" && wakers != "late-any" {
+				return usagef("--wakers %q: want recorded, any or late-any", wakers)
 			}
 			desc := kernel
 			if policy != "" && policy != "mainline" {
@@ -123,9 +123,13 @@ the model is on this trace, before any patched run is trusted.`,
 			if err != nil {
 				return err
 			}
-			if wakers == "any" {
+			switch wakers {
+			case "any":
 				w.WakeAnyWaker = true
 				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-any", Detail: "--wakers any: a task's sleep that a task wake ended ends at the first task wake issued to it, by any waker"})
+			case "late-any":
+				w.WakeLateAny = true
+				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-late-any", Detail: "--wakers late-any: a sleep ends at its recorded waker's wake, or, once it has lasted longer than in the recording, at the first task wake issued to the sleeper"})
 			}
 			opts := replay.CalibratedOptions(w)
 			opts.Seed = seed
@@ -194,7 +198,7 @@ the model is on this trace, before any patched run is trusted.`,
 	fl.StringVar(&topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")
 	fl.IntVar(&top, "top", 10, "tasks in the per-task fidelity table")
-	fl.StringVar(&wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) or "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed)`)
+	fl.StringVar(&wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed) or "late-any" (the recorded one, or any once the sleep outlasts the recorded one)`)
 	return cmd
 }
 
