@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -148,6 +149,39 @@ func PrioClass(prio int16) string {
 // Histogram counts values in log2 buckets of microseconds, like runqlat:
 // bucket 0 holds 0 and 1 µs, bucket k >= 1 holds [2^k, 2^(k+1)) µs.
 type Histogram []int64
+
+// CDFDistance is the Kolmogorov-Smirnov distance between two latency
+// distributions read at their histograms' bucket bounds (powers of two in
+// µs): the largest gap between the shares of samples at or below a bound,
+// 0 for the same distribution, 1 for disjoint ones. Unlike a ratio of
+// medians it does not jump when a median falls between two modes.
+func CDFDistance(a, b Histogram) float64 {
+	var na, nb int64
+	for _, v := range a {
+		na += v
+	}
+	for _, v := range b {
+		nb += v
+	}
+	if na == 0 || nb == 0 {
+		if na == nb {
+			return 0
+		}
+		return 1
+	}
+	var ca, cb int64
+	d := 0.0
+	for k := 0; k < max(len(a), len(b)); k++ {
+		if k < len(a) {
+			ca += a[k]
+		}
+		if k < len(b) {
+			cb += b[k]
+		}
+		d = max(d, math.Abs(float64(ca)/float64(na)-float64(cb)/float64(nb)))
+	}
+	return d
+}
 
 // HistBucket returns the bucket of a value in nanoseconds.
 func HistBucket(ns int64) int {

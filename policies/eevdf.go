@@ -134,8 +134,9 @@ func (m *Model) armProtect(rq *runQueue, e *entity) {
 		return
 	}
 	// set_protect_slice (6.18): RUN_TO_PARITY protects up to the deadline
-	// or the shortest queued slice; NO_RUN_TO_PARITY a 0.75 ms quantum.
-	slice := int64(baseSliceNS)
+	// or the shortest queued slice; NO_RUN_TO_PARITY the normalized base
+	// slice as a quantum.
+	slice := m.normSlice
 	if m.cfg.Has(FeatRunToParity) {
 		slice = m.minSlice(rq)
 	}
@@ -436,6 +437,7 @@ func (m *Model) pickFair(rq *runQueue) int {
 // setNextFair is set_next_entity + set_next_task_fair.
 func (m *Model) setNextFair(rq *runQueue, t int) {
 	e := &m.ent[t]
+	e.forked = false
 	if e.onRQ {
 		m.armProtect(rq, e)
 	}
@@ -499,6 +501,30 @@ func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 	}
 	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(rq, curr) {
 		*m.c.patchPreempt++
+		return true
+	}
+	if m.cfg.Has(FeatWakeupPick) {
+		if pe.forked || pe.delayed {
+			return false // WF_FORK, or a delayed entity: no wakeup preemption
+		}
+		for {
+			n := m.pickEEVDF(rq, ignore)
+			if n == p {
+				break
+			}
+			if n < 0 || n == curr || !m.ent[n].delayed {
+				return false
+			}
+			// pick_next_entity landed on a delayed sleeper: its dequeue
+			// is finished there, and the pick goes on.
+			m.peltUpdateTask(n)
+			m.finishDequeue(rq, n, true)
+			*m.c.wakePickDequeued++
+		}
+		if ignore {
+			m.cancelProtect(ce)
+		}
+		*m.c.wakePreempt++
 		return true
 	}
 	if m.pickEEVDF(rq, ignore) == p {

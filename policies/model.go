@@ -53,6 +53,7 @@ type entity struct {
 	onRQ      bool // queued on its CPU's run queue (running, runnable or delayed)
 	delayed   bool // DELAY_DEQUEUE: asleep but still queued
 	relDL     bool // PLACE_REL_DEADLINE: dl holds deadline - vruntime
+	forked    bool // enqueued as a new task (WF_FORK) and not run yet
 	cpu       int32
 	execStart timeline.Time
 	sumExec   int64
@@ -88,6 +89,7 @@ type Model struct {
 	rq  []*runQueue
 
 	baseSlice int64
+	normSlice int64 // normalized_sysctl_sched_base_slice of the modeled version
 	migCost   int64
 	cost      CostModel
 	lbSeq     uint64
@@ -110,6 +112,7 @@ type Model struct {
 
 type counters struct {
 	tickResched, wakePreempt, patchPreempt, needPreempt *int64
+	wakePickDequeued                                    *int64
 	lbPeriodic, lbIdle, lbNewidle, lbMoved, lbActive    *int64
 	lbNewidleRuns, lbNewidleBail, lbNewidleNS, lbRedo   *int64
 	lbIneligibleSkip, lbUtilSkip, lbFailedPasses        *int64
@@ -153,9 +156,13 @@ func (m *Model) Attach(s *replay.Sim) error {
 	topo := s.Topology()
 	// sysctl_sched_base_slice scaled by get_update_sysctl_factor with
 	// SCHED_TUNABLESCALING_LOG: 1 + ilog2(min(ncpu, 8)).
+	m.normSlice = baseSliceNS
+	if k, ok := KernelByVersion(m.cfg.Kernel); ok && k.BaseSlice > 0 {
+		m.normSlice = k.BaseSlice
+	}
 	m.baseSlice = m.cfg.BaseSlice
 	if m.baseSlice <= 0 {
-		m.baseSlice = baseSliceNS * int64(bits.Len(uint(min(m.ncpu, 8)))) // 1 + ilog2(n)
+		m.baseSlice = m.normSlice * int64(bits.Len(uint(min(m.ncpu, 8)))) // 1 + ilog2(n)
 	}
 	m.migCost = m.cfg.MigrationCost
 	if m.migCost <= 0 {
@@ -188,6 +195,7 @@ func (m *Model) initCounters() {
 	s := m.s
 	c.tickResched = s.Counter("eevdf.tick-resched")
 	c.wakePreempt = s.Counter("eevdf.wakeup-preempt")
+	c.wakePickDequeued = s.Counter("eevdf.wakeup-pick-dequeued-delayed")
 	c.patchPreempt = s.Counter("patch.resched-ineligible.preempt")
 	c.needPreempt = s.Counter("eevdf.need-preempt")
 	c.lbPeriodic = s.Counter("lb.periodic.passes")
@@ -268,6 +276,7 @@ func (m *Model) Enqueue(cpu, t int, flags replay.EnqueueFlags) {
 	m.syncRQ(rq)
 	m.peltEnqueue(rq, t)
 	e.cpu = int32(cpu)
+	e.forked = flags&replay.EnqNew != 0
 	if e.cls == clsRT {
 		m.enqueueRT(rq, t, flags)
 	} else {

@@ -35,6 +35,9 @@ type runFigures struct {
 	Migrations         int64 `json:"migrations"`
 	ContextSwitches    int64 `json:"context_switches"`
 	IdleWithRunnableNs int64 `json:"idle_with_runnable_ns"`
+	// latencyHist is the wakeup latency histogram (power-of-two µs
+	// buckets), for the distance between the two distributions.
+	latencyHist metrics.Histogram
 }
 
 type taskFidelity struct {
@@ -224,6 +227,7 @@ func overall(acc *metrics.Accounting, an *metrics.Analysis) runFigures {
 	if an.Latency != nil {
 		d := an.Latency.Wakeup.Overall
 		f.WakeupLatencyN, f.WakeupLatencyP50, f.WakeupLatencyP90, f.WakeupLatencyP99, f.WakeupLatencyMax = d.Count, d.P50Ns, d.P90Ns, d.P99Ns, d.MaxNs
+		f.latencyHist = d.Hist
 	}
 	if an.Idle != nil {
 		f.IdleWithRunnableNs = an.Idle.IdleWithRunnableNs
@@ -254,6 +258,7 @@ func fidelity(rec, mod runFigures) map[string]float64 {
 		"context_switches_ratio":   ratio(mod.ContextSwitches, rec.ContextSwitches),
 		"idle_with_runnable_ratio": ratio(mod.IdleWithRunnableNs, rec.IdleWithRunnableNs),
 	}
+	m["wakeup_latency_cdf_distance"] = math.Round(metrics.CDFDistance(rec.latencyHist, mod.latencyHist)*1000) / 1000
 	for k, v := range m {
 		if math.IsInf(v, 0) {
 			m[k] = -1 // JSON has no infinity: -1 means "recorded 0, modeled not"
@@ -333,6 +338,8 @@ func replayText(w io.Writer, path string, win metrics.Window, d replayDoc, md bo
 	if err := render(t); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "wakeup latency CDF distance: %.3f (largest gap between the recorded and\n", d.Fidelity["wakeup_latency_cdf_distance"])
+	fmt.Fprintln(w, "modeled shares of wakeups under 2, 4, 8 ... us; 0 = the same distribution)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Fidelity of the model on this trace: the modeled run's figures beside the")
 	fmt.Fprintln(w, "recorded ones, measured by the same code, over the same window. CPU time is")
