@@ -2,6 +2,7 @@ package policies
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -60,7 +61,7 @@ func TestWorkConservation(t *testing.T) {
 		{"smt", "topology smt 2 2\n"},
 	}
 	for _, tp := range topos {
-		for _, pol := range []string{"6.6", "6.12", "6.18,NO_RUN_TO_PARITY"} {
+		for _, pol := range []string{"6.6", "6.12", "6.18,NO_RUN_TO_PARITY", "6.18,WAKEUP_PICK"} {
 			t.Run(tp.name+"/"+pol, func(t *testing.T) {
 				r, sp, _ := run(t, tp.text+mixedWorkload, pol, -1)
 				tl := r.Timeline
@@ -103,6 +104,9 @@ func TestWorkConservation(t *testing.T) {
 				}
 				if r.Counters["migrate"] == 0 {
 					t.Errorf("no migration: the test does not exercise capacity scaling")
+				}
+				if strings.Contains(pol, "WAKEUP_PICK") && r.Counters["eevdf.wakeup-pick-dequeued-delayed"] == 0 {
+					t.Errorf("WAKEUP_PICK never dequeued a delayed entity in a wakeup check: the path is not exercised")
 				}
 			})
 		}
