@@ -717,7 +717,7 @@ func (x *extractor) build() (*Workload, error) {
 		{Name: AssumeNoCookies, Detail: "core-scheduling cookies are not traced: none assumed"},
 		{Name: AssumePolicyNormal, Detail: "SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; prio < 100 is taken as SCHED_FIFO"},
 		{Name: AssumeStartQueued, Detail: "tasks present at the valid start are queued there on the CPU they were first seen on, with no lag"},
-		{Name: AssumeTimerNotTask, Detail: "wakeups from interrupt context or an idle CPU replay at the recorded delay after the sleep began", Tasks: nTimer},
+		{Name: AssumeTimerNotTask, Detail: fmt.Sprintf("%d wakeups from interrupt context or an idle CPU replay at the recorded delay after the sleep began", nTimer)},
 	}
 	if x.nSync > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeSyncPair, Detail: fmt.Sprintf("%d wakeups whose waker blocked right after them and whose wakee took the waker's CPU are taken as WF_SYNC", x.nSync)})

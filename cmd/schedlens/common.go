@@ -256,6 +256,30 @@ func wrapCommand(line string, width int) string {
 	return b.String()
 }
 
+// wrapText folds text into lines of at most width columns (a word longer
+// than that stays whole), the first prefixed by first, the others by an
+// indent as wide as it.
+func wrapText(first, text string, width int) string {
+	indent := strings.Repeat(" ", len(first))
+	var b strings.Builder
+	b.WriteString(first)
+	col := len(first)
+	for i, w := range strings.Fields(text) {
+		if i > 0 {
+			if col+1+len(w) > width {
+				b.WriteString("\n" + indent)
+				col = len(indent)
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
+}
+
 func shellQuote(s string) string {
 	if s == "" {
 		return "''"

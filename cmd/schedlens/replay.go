@@ -363,7 +363,11 @@ func replayText(w io.Writer, path string, win metrics.Window, d replayDoc, md bo
 		fmt.Fprintln(w)
 	}
 	for _, note := range d.Notes {
-		fmt.Fprintf(w, "note: %s\n", note)
+		if md {
+			fmt.Fprintf(w, "note: %s\n", note)
+			continue
+		}
+		fmt.Fprintln(w, wrapText("note: ", note, 80))
 	}
 	fmt.Fprintf(w, "command: %s\nschedlens %s\n", wrapCommand(cmdline, 71), Version)
 	return nil
