@@ -237,37 +237,26 @@ func commandLine(cmd *cobra.Command, args []string) string {
 // wrapCommand breaks a command line into shell continuation lines of at most
 // width columns (a single word longer than that stays whole).
 func wrapCommand(line string, width int) string {
-	words := strings.Fields(line)
-	var b strings.Builder
-	col := 0
-	for i, w := range words {
-		if i > 0 {
-			if col+1+len(w)+2 > width {
-				b.WriteString(" \\\n    ")
-				col = 4
-			} else {
-				b.WriteByte(' ')
-				col++
-			}
-		}
-		b.WriteString(w)
-		col += len(w)
-	}
-	return b.String()
+	return fold(line, "", " \\\n", "    ", width, 2)
 }
 
 // wrapText folds text into lines of at most width columns (a word longer
 // than that stays whole), the first prefixed by first, the others by an
 // indent as wide as it.
 func wrapText(first, text string, width int) string {
-	indent := strings.Repeat(" ", len(first))
+	return fold(text, first, "\n", strings.Repeat(" ", len(first)), width, 0)
+}
+
+// fold writes the words of text after first, breaking a line with brk
+// followed by indent before a word that would end past width-reserve.
+func fold(text, first, brk, indent string, width, reserve int) string {
 	var b strings.Builder
 	b.WriteString(first)
 	col := len(first)
 	for i, w := range strings.Fields(text) {
 		if i > 0 {
-			if col+1+len(w) > width {
-				b.WriteString("\n" + indent)
+			if col+1+len(w)+reserve > width {
+				b.WriteString(brk + indent)
 				col = len(indent)
 			} else {
 				b.WriteByte(' ')
