@@ -61,18 +61,18 @@ func TestReplayFidelity(t *testing.T) {
 		ks       float64 // at most this CDF distance between the latency distributions
 	}{
 		{
-			// measured: cpu 1.008, runnable 0.63 (was 0.553), samples
-			// 1.004 (was 0.29), p50 3.26 (was 15.9; 2.47 with a 0.75 ms
-			// base slice), CDF distance 0.126, switches 0.88 (was 0.315).
+			// measured: cpu 1.008, runnable 0.635 (was 0.553), samples
+			// 1.004 (was 0.29), p50 3.08 (was 15.9; 2.47 with a 0.75 ms
+			// base slice), CDF distance 0.113, switches 0.89 (was 0.315).
 			// A compiler and scripts shared the CPUs with the workload.
 			name: "ftrace-hackbench-cyclictest", path: "../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz",
 			cpu: bound{0.99, 1.012}, runnable: bound{0.55, 1.25}, wakeups: bound{0.80, 1.10}, p50: bound{0.5, 4.0}, switches: bound{0.80, 1.10}, ks: 0.16,
 		},
 		{
 			// The same workload on a quiet machine. measured: cpu 1.004,
-			// runnable 0.68, samples 1.03, p50 1.53 (30 against 46 us: the
+			// runnable 0.68, samples 1.03, p50 1.67 (30 against 50 us: the
 			// median falls where the distribution is thin; 1.10 with a
-			// 0.75 ms base slice), CDF distance 0.053, switches 0.94.
+			// 0.75 ms base slice), CDF distance 0.065, switches 0.92.
 			name: "ftrace-hackbench-quiet", path: "../fixtures/real/ftrace-hackbench-quiet/trace.txt.zst",
 			cpu: bound{0.99, 1.01}, runnable: bound{0.60, 1.25}, wakeups: bound{0.95, 1.08}, p50: bound{0.75, 1.8}, switches: bound{0.88, 1.10}, ks: 0.08,
 		},

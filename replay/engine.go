@@ -318,21 +318,22 @@ type Sim struct {
 	dirty      []int32
 	rng        *rand.Rand
 
-	b        *timeline.Builder
-	strs     *timeline.Strings
-	emitted  int64
-	steps    int64
-	counters map[string]*int64
-	cSwitch  *int64
-	cPreempt *int64
-	cWake    *int64
-	cMigrate *int64
-	cIPI     *int64
-	cEarly   *int64
-	cLate    *int64
-	cMoved   *int64
-	cMovedNS *int64
-	err      error
+	b            *timeline.Builder
+	strs         *timeline.Strings
+	emitted      int64
+	steps        int64
+	counters     map[string]*int64
+	cSwitch      *int64
+	cPreempt     *int64
+	cWake        *int64
+	cMigrate     *int64
+	cIPI         *int64
+	cEarly       *int64
+	cLate        *int64
+	cReschedGone *int64
+	cMoved       *int64
+	cMovedNS     *int64
+	err          error
 }
 
 const unitShift = 10 // units = work ns << 10 (ns × capacity)
@@ -384,6 +385,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.cIPI = s.Counter("ipi")
 	s.cEarly = s.Counter("wake-before-block")
 	s.cLate = s.Counter("wake-by-other-after-oversleep")
+	s.cReschedGone = s.Counter("resched-left-with-task")
 	s.cMoved = s.Counter("migrate.queued")
 	s.cMovedNS = s.Counter("migrate.queued.wait-ns")
 
@@ -578,6 +580,10 @@ func (s *Sim) dispatch(e event) {
 		s.ctx = cpu
 		c := &s.cpus[cpu]
 		c.ipiPending = false
+		if e.b >= 0 && c.curr != e.b {
+			*s.cReschedGone++
+			return // its task has left the CPU: the request went with it
+		}
 		c.needResched = true
 		s.markDirty(cpu)
 	case evPickResume:
@@ -738,6 +744,8 @@ func (s *Sim) Resched(cpu int) {
 	d := s.ipiDelay()
 	if cpu == s.ctx {
 		d = local // the interrupt or the waker's system call returns, then schedule()
+	} else {
+		*s.cIPI++
 	}
 	if d <= 0 {
 		c.needResched = true
@@ -745,8 +753,13 @@ func (s *Sim) Resched(cpu int) {
 		return
 	}
 	c.ipiPending = true
-	*s.cIPI++
-	s.push(event{at: s.now + timeline.Time(d), kind: evIPI, a: int32(cpu)})
+	// The kernel's need_resched flag is the running task's: if that task
+	// leaves the CPU before the request takes effect, it goes with it.
+	target := int32(-1)
+	if c.state == CPURunning {
+		target = c.curr
+	}
+	s.push(event{at: s.now + timeline.Time(d), kind: evIPI, a: int32(cpu), b: target})
 }
 
 // After calls the policy's Timer(cpu, kind, arg) at time at (not before now).
