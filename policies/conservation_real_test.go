@@ -55,8 +55,9 @@ func TestWorkConservationReal(t *testing.T) {
 	}
 	for k, rel := range realFixtures {
 		// The wake rules take turns over the fixtures: recorded wakers,
-		// any waker, the recorded one or any once overslept.
-		rule := []string{"recorded", "any", "late-any"}[k%3]
+		// any waker, the recorded one or any once overslept, wakes kept
+		// after their wakee's block.
+		rule := []string{"recorded", "any", "late-any", "ordered"}[k%4]
 		t.Run(filepath.Dir(rel)+"/"+filepath.Base(rel)+"/"+rule, func(t *testing.T) {
 			tl, topo := loadReal(t, filepath.Join("..", "fixtures", "real", rel))
 			w, err := replay.Extract(tl, topo)
@@ -64,7 +65,7 @@ func TestWorkConservationReal(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Unobserved = nil
-			w.WakeAnyWaker, w.WakeLateAny = rule == "any", rule == "late-any"
+			w.WakeAnyWaker, w.WakeLateAny, w.WakeOrdered = rule == "any", rule == "late-any", rule == "ordered"
 			res, err := replay.Simulate(w, topo, MustParse("6.18"), replay.CalibratedOptions(w))
 			if err != nil {
 				t.Fatal(err)

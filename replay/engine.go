@@ -153,7 +153,13 @@ const (
 	evPolicy                  // a: cpu, b: kind, arg
 	evStop                    // a: cpu
 	evAffinity                // a: task, b: index into Task.Affinity
+	evUnstall                 // a: task, gen: its stall generation (WakeOrdered)
 )
+
+// MaxOrderWait bounds how long a waker waits for its wakee's block under
+// Workload.WakeOrdered; past it the wake is held for the wakee as without
+// the rule.
+const MaxOrderWait = 10_000_000 // ns
 
 type event struct {
 	at   timeline.Time
@@ -233,7 +239,12 @@ type taskRun struct {
 	fired     []bool        // per segment: its wake has fired before the task blocked
 	pending   int32         // WakeAnyWaker: task wakes issued to it not yet consumed
 	blockedAt timeline.Time // when it last blocked at a segment's end
-	allowed   CPUSet        // current affinity (nil: all)
+	stalled   bool          // WakeOrdered: waiting for stallFor to block
+	stallFor  int32         // the wakee it waits for
+	stallSeg  int32         // ... to block before this segment
+	stallGen  uint32
+	noStall   int32  // WakeOrdered: action index that fires without waiting (after a timeout)
+	allowed   CPUSet // current affinity (nil: all)
 	nAllowed  int
 	lastTmr   timeline.Time // expiry of the last periodic timer wake
 	tmrSeg    int32         // segment that wake started
@@ -318,22 +329,23 @@ type Sim struct {
 	dirty      []int32
 	rng        *rand.Rand
 
-	b            *timeline.Builder
-	strs         *timeline.Strings
-	emitted      int64
-	steps        int64
-	counters     map[string]*int64
-	cSwitch      *int64
-	cPreempt     *int64
-	cWake        *int64
-	cMigrate     *int64
-	cIPI         *int64
-	cEarly       *int64
-	cLate        *int64
-	cReschedGone *int64
-	cMoved       *int64
-	cMovedNS     *int64
-	err          error
+	b                     *timeline.Builder
+	strs                  *timeline.Strings
+	emitted               int64
+	steps                 int64
+	counters              map[string]*int64
+	cSwitch               *int64
+	cPreempt              *int64
+	cWake                 *int64
+	cMigrate              *int64
+	cIPI                  *int64
+	cEarly                *int64
+	cLate                 *int64
+	cReschedGone          *int64
+	cStall, cStallTimeout *int64
+	cMoved                *int64
+	cMovedNS              *int64
+	err                   error
 }
 
 const unitShift = 10 // units = work ns << 10 (ns × capacity)
@@ -386,6 +398,8 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.cEarly = s.Counter("wake-before-block")
 	s.cLate = s.Counter("wake-by-other-after-oversleep")
 	s.cReschedGone = s.Counter("resched-left-with-task")
+	s.cStall = s.Counter("wake-ordered-stall")
+	s.cStallTimeout = s.Counter("wake-ordered-stall-timeout")
 	s.cMoved = s.Counter("migrate.queued")
 	s.cMovedNS = s.Counter("migrate.queued.wait-ns")
 
@@ -436,6 +450,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 		tr.fired, firedAll = firedAll[:len(t.Segments):len(t.Segments)], firedAll[len(t.Segments):]
 		tr.waking, tr.queued, tr.lastTmr, tr.movedAt = timeline.NoTime, timeline.NoTime, timeline.NoTime, timeline.NoTime
 		tr.tmrSeg = -1
+		tr.noStall = -1
 		tr.res.Exit = timeline.NoTime
 		tr.res.Demand = t.Demand()
 		s.setAllowed(i, t.CPUs)
@@ -603,6 +618,13 @@ func (s *Sim) dispatch(e event) {
 		s.runStopper(cpu)
 	case evAffinity:
 		s.affinityEvent(int(e.a), int(e.b))
+	case evUnstall:
+		w := int(e.a)
+		if wr := &s.tasks[w]; wr.stalled && wr.stallGen == e.gen {
+			*s.cStallTimeout++
+			wr.noStall = wr.actFrom // its wake is held for the wakee instead
+			s.unstall(w, int(wr.cpu), -1)
+		}
 	}
 }
 
@@ -932,6 +954,10 @@ func (s *Sim) runActions(t int) {
 	tr := &s.tasks[t]
 	for tr.actFrom < tr.actTo && s.acts[tr.actFrom].work <= tr.done {
 		a := s.acts[tr.actFrom]
+		if s.w.WakeOrdered && !a.fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
+			s.stall(t, int(a.target), int(a.seg))
+			return
+		}
 		tr.actFrom++
 		if a.fork {
 			s.fork(t, int(a.target))
@@ -985,6 +1011,9 @@ func (s *Sim) endSegment(cpu, t int) {
 			c.outState = timeline.StateZombie
 		}
 		s.pick(cpu, t, false)
+		if s.w.WakeOrdered {
+			s.releaseWaiters(t, cpu)
+		}
 		return
 	}
 	s.pol.Dequeue(cpu, t, DeqSleep)
@@ -999,6 +1028,55 @@ func (s *Sim) endSegment(cpu, t int) {
 		s.armTimer(t, seg+1)
 	}
 	s.pick(cpu, t, false)
+	if s.w.WakeOrdered {
+		s.releaseWaiters(t, cpu)
+	}
+}
+
+// mustWait reports whether a task wake aimed at segment seg of target comes
+// before target has blocked for it (WakeOrdered).
+func (s *Sim) mustWait(target, seg int) bool {
+	tr := &s.tasks[target]
+	if tr.state == TaskDone || seg <= int(tr.seg) {
+		return false // done, or a wake for a segment already begun
+	}
+	return !(tr.state == TaskBlocked && !tr.stalled && int(tr.seg)+1 == seg)
+}
+
+// stall takes running task t off its CPU until target blocks before
+// segment seg (or MaxOrderWait passes); the wake it was about to issue
+// fires when it runs again.
+func (s *Sim) stall(t, target, seg int) {
+	tr := &s.tasks[t]
+	cpu := int(tr.cpu)
+	c := &s.cpus[cpu]
+	*s.cStall++
+	s.pol.Dequeue(cpu, t, DeqSleep)
+	tr.state = TaskBlocked
+	tr.stalled, tr.stallFor, tr.stallSeg = true, int32(target), int32(seg)
+	tr.stallGen++
+	c.curr = -1
+	c.outState = timeline.StateInterrupt
+	s.push(event{at: s.now + MaxOrderWait, kind: evUnstall, a: int32(t), gen: tr.stallGen})
+	s.pick(cpu, t, false)
+}
+
+// releaseWaiters resumes the tasks stalled until t blocked.
+func (s *Sim) releaseWaiters(t, cpu int) {
+	next := int(s.tasks[t].seg) + 1
+	for w := range s.tasks {
+		wr := &s.tasks[w]
+		if wr.stalled && int(wr.stallFor) == t && int(wr.stallSeg) <= next {
+			s.unstall(w, cpu, t)
+		}
+	}
+}
+
+func (s *Sim) unstall(w, cpu, waker int) {
+	wr := &s.tasks[w]
+	wr.stalled = false
+	s.ctx = cpu
+	s.wake(w, int(wr.seg), cpu, waker, false, false)
 }
 
 // armTimer queues the timer or interrupt that ends the sleep before
@@ -1110,7 +1188,7 @@ func (s *Sim) wakeSeg(t, seg, cpu, waker int, sync, irq bool) {
 		}
 		return
 	}
-	if tr.state == TaskBlocked && int(tr.seg)+1 == seg {
+	if tr.state == TaskBlocked && !tr.stalled && int(tr.seg)+1 == seg {
 		s.wake(t, seg, cpu, waker, sync, irq)
 		return
 	}

@@ -258,3 +258,60 @@ func eventTimes(tl *timeline.Timeline, k timeline.Kind, name string, start timel
 	}
 	return out
 }
+
+// TestWakeOrdered: a reaches its wake of b at 50 us, while b blocks only at
+// 100 us. Without the rule the wake is held and a runs on to 150 us; with
+// WakeOrdered a leaves its CPU at 50 us, is woken by b's block at 100 us,
+// issues the wake then and finishes at 200 us. b runs 100-110 us either way.
+func TestWakeOrdered(t *testing.T) {
+	const src = `
+topology symmetric 2
+task a on 0
+  run 50us
+  wake b
+  run 100us
+task b on 1
+  run 100us
+  wait a
+  run 10us
+`
+	for _, ordered := range []bool{false, true} {
+		sp := mustSpec(t, src)
+		sp.Workload.WakeAfterBlock = true
+		sp.Workload.WakeOrdered = ordered
+		res, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{HZ: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := res.Timeline
+		if n := len(tl.Inconsistencies); n != 0 {
+			t.Fatalf("ordered=%v: %d inconsistencies", ordered, n)
+		}
+		wantA, wantIn := timeline.Time(150_000), "[0]"
+		if ordered {
+			wantA, wantIn = 200_000, "[0 100000]"
+		}
+		for i, tk := range sp.Workload.Tasks {
+			exit := res.Tasks[i].Exit - sp.Workload.Start
+			switch tk.Comm {
+			case "a":
+				if exit != wantA {
+					t.Errorf("ordered=%v: a exits at %d, want %d", ordered, exit, wantA)
+				}
+				if got := fmt.Sprint(eventTimes(tl, timeline.KindSwitch, "a", sp.Workload.Start)); got != wantIn {
+					t.Errorf("ordered=%v: a switched in at %s, want %s", ordered, got, wantIn)
+				}
+			case "b":
+				if exit != 110_000 {
+					t.Errorf("ordered=%v: b exits at %d, want 110000", ordered, exit)
+				}
+			}
+			if res.Tasks[i].Work != tk.Demand() {
+				t.Errorf("ordered=%v: %s did %d of its %d", ordered, tk.Comm, res.Tasks[i].Work, tk.Demand())
+			}
+		}
+		if ordered && res.Counters["wake-ordered-stall"] != 1 {
+			t.Errorf("stalls = %d, want 1", res.Counters["wake-ordered-stall"])
+		}
+	}
+}

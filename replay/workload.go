@@ -39,6 +39,12 @@ type Workload struct {
 	// recorded wake, when it comes, goes to the sleeper's next sleep that
 	// a task wake ends.
 	WakeLateAny bool `json:"wake_late_any,omitempty"`
+	// WakeOrdered keeps each task wake after its wakee's block, as the
+	// recording had them: a waker that reaches the wake before the wakee
+	// has blocked leaves the CPU and waits for that block (at most
+	// MaxOrderWait), so that neither side of a producer/consumer pair runs
+	// ahead of the other.
+	WakeOrdered bool `json:"wake_ordered,omitempty"`
 	// HZ and Kernel are what the recording says (0 and "" if unknown).
 	HZ     int    `json:"hz,omitempty"`
 	Kernel string `json:"kernel,omitempty"`
