@@ -607,7 +607,7 @@ var perCPUThread = regexp.MustCompile(`^(ksoftirqd|migration|cpuhp|rcuc|idle_inj
 
 func (x *extractor) build() (*Workload, error) {
 	tl := x.tl
-	w := &Workload{Start: x.start, End: tl.End, WakeAfterBlock: true, Unobserved: append([]timeline.Gap(nil), tl.Gaps...)}
+	w := &Workload{Start: x.start, End: max(tl.End, x.start+1), WakeAfterBlock: true, Unobserved: append([]timeline.Gap(nil), tl.Gaps...)}
 	index := make([]int, len(x.xs))
 	for id := range x.xs {
 		index[id] = -1
