@@ -345,25 +345,7 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 		x.dropRun(x.xs[next].cpu, t)
 	}
 	if x.isTask(next) {
-		if nx := &x.xs[next]; nx.wokenAt != timeline.NoTime && nx.state == xRunnable && !nx.preempted &&
-			prev != timeline.NoTask && int(prev) < len(tl.Tasks) && tl.Tasks[prev].Idle &&
-			x.idleSince[cpu] != timeline.NoTime && x.idleSince[cpu] <= nx.wokenAt {
-			// Woken while this CPU idled, and the first task it ran
-			// since: the wake-to-run time of an idle CPU.
-			if d := int64(t - nx.wokenAt); nx.wokenCPU == cpu {
-				x.idleLocal = append(x.idleLocal, d)
-			} else {
-				x.idleRemote = append(x.idleRemote, d)
-			}
-		}
-		if nx := &x.xs[next]; nx.wokenAt != timeline.NoTime && nx.state == xRunnable && !nx.preempted &&
-			nx.wokenOver != timeline.NoTask && nx.wokenOver == prev && nx.wokenCPU == cpu && tl.States[i].Runnable() {
-			x.irqBusy = append(x.irqBusy, int64(t-nx.wokenAt))
-		}
-		if nx := &x.xs[next]; nx.wokenAt != timeline.NoTime && nx.state == xRunnable && !nx.preempted &&
-			nx.wokenBy != timeline.NoTask && nx.wokenBy == prev && nx.wokenCPU == cpu && tl.States[i].Runnable() {
-			x.taskPreempt = append(x.taskPreempt, int64(t-nx.wokenAt))
-		}
+		x.noteWakeDelay(next, prev, cpu, t, tl.States[i])
 		x.xs[next].wokenAt = timeline.NoTime
 	}
 	x.idleSince[cpu] = timeline.NoTime
@@ -503,14 +485,57 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 		}
 	}
 	xt.segs = append(xt.segs, xseg{wake: wk})
+	by, over := timeline.NoTask, timeline.NoTask
+	if wk.kind == WakeTask {
+		by = waker
+	}
+	if irq {
+		over = x.cur[cpu]
+	}
+	x.markWoken(xt, t, cpu, by, over)
+}
+
+// noteWakeDelay records, when next is switched in on cpu at t for the
+// first time since a wakeup, the wake-to-run time in the class it belongs
+// to (Workload.WakeDelays): onto an idle CPU, raised there or elsewhere; an
+// interrupt's wakeup that preempts the task it interrupted; a task's wakeup
+// (or fork) that preempts the waker. prevState is the switch's prev_state.
+func (x *extractor) noteWakeDelay(next, prev timeline.TaskID, cpu int, t timeline.Time, prevState timeline.State) {
+	nx := &x.xs[next]
+	if nx.wokenAt == timeline.NoTime || nx.state != xRunnable || nx.preempted || prev == timeline.NoTask || int(prev) >= len(x.tl.Tasks) {
+		return
+	}
+	d := int64(t - nx.wokenAt)
+	switch {
+	case x.tl.Tasks[prev].Idle:
+		if x.idleSince[cpu] == timeline.NoTime || x.idleSince[cpu] > nx.wokenAt {
+			return // the CPU was not idle when the wakeup came
+		}
+		if nx.wokenCPU == cpu {
+			x.idleLocal = append(x.idleLocal, d)
+		} else {
+			x.idleRemote = append(x.idleRemote, d)
+		}
+	case nx.wokenCPU != cpu || !prevState.Runnable():
+	case nx.wokenOver == prev:
+		x.irqBusy = append(x.irqBusy, d)
+	case nx.wokenBy == prev:
+		x.taskPreempt = append(x.taskPreempt, d)
+	}
+}
+
+// markWoken notes the wakeup at t raised on cpu that made xt runnable,
+// for noteWakeDelay: by, when it is a task (or a parent) running there, or
+// over, the task an interrupt-raised wakeup interrupted.
+func (x *extractor) markWoken(xt *xtask, t timeline.Time, cpu int, by, over timeline.TaskID) {
 	xt.state = xRunnable
 	xt.preempted, xt.waitFrom = false, t
 	xt.wokenAt, xt.wokenCPU, xt.wokenOver, xt.wokenBy = t, cpu, timeline.NoTask, timeline.NoTask
-	if irq && x.isTask(x.cur[cpu]) {
-		xt.wokenOver = x.cur[cpu]
+	if x.isTask(over) {
+		xt.wokenOver = over
 	}
-	if wk.kind == WakeTask && x.cur[cpu] == waker {
-		xt.wokenBy = waker
+	if by != timeline.NoTask && x.cur[cpu] == by {
+		xt.wokenBy = by
 	}
 }
 
@@ -580,12 +605,11 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 		xt.firstCPU = cpu
 	}
 	xt.segs = append(xt.segs, xseg{wake: wk})
-	xt.state = xRunnable
-	xt.preempted, xt.waitFrom = false, t
-	xt.wokenAt, xt.wokenCPU, xt.wokenOver, xt.wokenBy = t, cpu, timeline.NoTask, timeline.NoTask
-	if wk.kind == WakeFork && x.cur[cpu] == parent {
-		xt.wokenBy = parent
+	by := timeline.NoTask
+	if wk.kind == WakeFork {
+		by = parent
 	}
+	x.markWoken(xt, t, cpu, by, timeline.NoTask)
 }
 
 // ipc reports whether a wakeup of wakee by waker is taken as an IPC wakeup
