@@ -165,6 +165,18 @@ func cutShort(p, key []byte) bool {
 }
 
 // first expects f.p to start with key.
+// task parses the "comm=X pid=N prio=P" that opens sched_waking,
+// sched_wakeup, sched_migrate_task and sched_process_exit/free.
+func (f *fields) task() (comm []byte, pid, prio int64) {
+	f.first(kComm)
+	comm = f.until("comm", kPid)
+	f.key(kPid)
+	pid = f.num("pid", 0, maxPID)
+	f.key(kPrio)
+	prio = f.num("prio", minPrio, maxPrio)
+	return comm, pid, prio
+}
+
 func (f *fields) first(key []byte) {
 	if f.err != nil {
 		return
@@ -503,12 +515,7 @@ func (r *Reader) wakeup(h *header, ev *timeline.Event, p []byte) error {
 		return r.wakeupPlugin(h, ev, p)
 	}
 	f := fields{r: r, name: h.name, p: p}
-	f.first(kComm)
-	c := f.until("comm", kPid)
-	f.key(kPid)
-	pid := f.num("pid", 0, maxPID)
-	f.key(kPrio)
-	prio := f.num("prio", minPrio, maxPrio)
+	c, pid, prio := f.task()
 	if f.optKey(kTargetCPU) {
 		ev.Arg = f.num("target_cpu", 0, maxCPUs)
 	}
@@ -555,12 +562,7 @@ func (r *Reader) wakeupPlugin(h *header, ev *timeline.Event, p []byte) error {
 // migrate parses "comm=rcu_preempt pid=15 prio=120 orig_cpu=0 dest_cpu=1".
 func (r *Reader) migrate(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
-	f.first(kComm)
-	c := f.until("comm", kPid)
-	f.key(kPid)
-	pid := f.num("pid", 0, maxPID)
-	f.key(kPrio)
-	prio := f.num("prio", minPrio, maxPrio)
+	c, pid, prio := f.task()
 	f.key(kOrigCPU)
 	orig := f.num("orig_cpu", 0, maxCPUs)
 	f.key(kDestCPU)
@@ -620,12 +622,7 @@ func (r *Reader) exec(h *header, ev *timeline.Event, p []byte) error {
 // "comm=hackbench pid=389 prio=120" (newer kernels append group_dead=).
 func (r *Reader) exitFree(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
-	f.first(kComm)
-	c := f.until("comm", kPid)
-	f.key(kPid)
-	pid := f.num("pid", 0, maxPID)
-	f.key(kPrio)
-	prio := f.num("prio", minPrio, maxPrio)
+	c, pid, prio := f.task()
 	if f.err != nil {
 		return f.err
 	}
