@@ -243,8 +243,8 @@ type taskRun struct {
 	stallFor  int32         // the wakee it waits for
 	stallSeg  int32         // ... to block before this segment
 	stallGen  uint32
-	noStall   int32  // WakeOrdered: action index that fires without waiting (after a timeout)
-	allowed   CPUSet // current affinity (nil: all)
+	noStall   int32           // WakeOrdered: action index that fires without waiting (after a timeout)
+	allowed   topology.CPUSet // current affinity (nil: all)
 	nAllowed  int
 	lastTmr   timeline.Time // expiry of the last periodic timer wake
 	tmrSeg    int32         // segment that wake started
@@ -842,11 +842,11 @@ func (s *Sim) Migrate(t, dst int) bool {
 
 // ---- task progress ----
 
-func (s *Sim) setAllowed(t int, set CPUSet) {
+func (s *Sim) setAllowed(t int, set topology.CPUSet) {
 	tr := &s.tasks[t]
 	n := len(s.cpus)
 	cnt := 0
-	var clean CPUSet
+	var clean topology.CPUSet
 	for _, c := range set.CPUs() {
 		if c < n {
 			clean = clean.With(c)

@@ -668,7 +668,7 @@ func (x *extractor) build() (*Workload, error) {
 		}
 		if m := perCPUThread.FindStringSubmatch(tk.Comm); m != nil {
 			if n, err := strconv.Atoi(m[2]); err == nil && n < tl.NCPU {
-				tk.CPUs = NewCPUSet(n)
+				tk.CPUs = topology.NewCPUSet(n)
 				tk.PerCPUKthread = true
 				tk.CPU = n
 				nPin++

@@ -699,7 +699,7 @@ func (p *specParser) taskOptions(ct *ctask, opts []string, copyIdx int) error {
 			if err != nil {
 				return err
 			}
-			set, err := ParseCPUSet(v)
+			set, err := topology.ParseCPUSet(v)
 			if err != nil {
 				return p.errf(ct.line, rec, "%v", err)
 			}
@@ -717,7 +717,7 @@ func (p *specParser) taskOptions(ct *ctask, opts []string, copyIdx int) error {
 		case "kthread":
 			ct.tk.PerCPUKthread = true
 		case "on":
-			n, err := num(0, maxSetCPU-1)
+			n, err := num(0, topology.MaxCPUs-1)
 			if err != nil {
 				return err
 			}
@@ -902,7 +902,7 @@ func (u *unroller) run(body []specStmt) error {
 				wk.Kind = WakeIRQ
 				if len(st.args) == 3 && st.args[1] == "cpu" {
 					n, err := strconv.Atoi(st.args[2])
-					if err != nil || n < 0 || n >= maxSetCPU {
+					if err != nil || n < 0 || n >= topology.MaxCPUs {
 						return u.errf(st.line, rec, "cpu: want a CPU number, got %q", st.args[2])
 					}
 					wk.CPU = n
@@ -927,11 +927,11 @@ func (u *unroller) run(body []specStmt) error {
 			if err != nil {
 				return u.errf(st.line, rec, "want a time, got %q", st.args[0])
 			}
-			var set CPUSet
+			var set topology.CPUSet
 			if st.args[1] != "all" {
 				v, err := expand(st.args[1], u.ct.copyIdx)
 				if err == nil {
-					set, err = ParseCPUSet(v)
+					set, err = topology.ParseCPUSet(v)
 				}
 				if err != nil {
 					return u.errf(st.line, rec, "%v", err)

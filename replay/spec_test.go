@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"errors"
+	"github.com/schedlens/schedlens/topology"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -248,7 +249,7 @@ func TestWorkloadValidate(t *testing.T) {
 			w.Tasks[0].Segments[0].Wake = Wake{Kind: WakeFork, Waker: 1}
 			w.Tasks[1].Segments[0].Wake = Wake{Kind: WakeFork, Waker: 0}
 		}, "fork cycle"},
-		{"cpu-range", func(w *Workload) { w.Tasks[0].CPUs = NewCPUSet(7) }, "names CPU 7"},
+		{"cpu-range", func(w *Workload) { w.Tasks[0].CPUs = topology.NewCPUSet(7) }, "names CPU 7"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -269,21 +270,6 @@ func TestSimulateRejectsEndlessRun(t *testing.T) {
 	sp := mustSpec(t, "topology symmetric 1\ntask a\n  forever\n")
 	if _, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{}); err == nil || !strings.Contains(err.Error(), "no end") {
 		t.Errorf("Simulate = %v, want an error about the missing end", err)
-	}
-}
-
-func TestCPUSet(t *testing.T) {
-	s, err := ParseCPUSet("0-3, 8,70")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := s.String(); got != "0-3,8,70" || s.Count() != 6 || s.First() != 0 || s.Max() != 70 || !s.Has(70) || s.Has(4) {
-		t.Errorf("set = %s count %d first %d max %d", got, s.Count(), s.First(), s.Max())
-	}
-	for _, bad := range []string{"a", "3-1", "-1", "1-x", "99999999"} {
-		if _, err := ParseCPUSet(bad); err == nil {
-			t.Errorf("ParseCPUSet(%q) succeeded, want an error", bad)
-		}
 	}
 }
 

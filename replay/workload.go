@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // Workload is what a replay re-runs: per task instance, a chain of CPU-demand
@@ -156,7 +157,7 @@ type Task struct {
 	Prio   int         `json:"prio"`
 	Policy SchedPolicy `json:"policy,omitempty"`
 	// CPUs is the allowed set; empty means every CPU.
-	CPUs CPUSet `json:"cpus,omitempty"`
+	CPUs topology.CPUSet `json:"cpus,omitempty"`
 	// Affinity lists changes of the allowed set at absolute times.
 	Affinity []AffinityChange `json:"affinity,omitempty"`
 	// Cookie is the core-scheduling cookie (0: untagged).
@@ -184,8 +185,8 @@ type Segment struct {
 
 // AffinityChange sets a task's allowed CPUs at an absolute time.
 type AffinityChange struct {
-	At   timeline.Time `json:"at_ns"`
-	CPUs CPUSet        `json:"cpus"` // empty: every CPU
+	At   timeline.Time   `json:"at_ns"`
+	CPUs topology.CPUSet `json:"cpus"` // empty: every CPU
 }
 
 // SchedPolicy is a task's scheduling policy.
@@ -410,7 +411,7 @@ func (t *Task) Demand() int64 {
 // segment.
 func (w *Workload) Validate(ncpu int) error {
 	n := len(w.Tasks)
-	checkSet := func(i int, what string, s CPUSet) error {
+	checkSet := func(i int, what string, s topology.CPUSet) error {
 		if ncpu > 0 && s.Max() >= ncpu {
 			return fmt.Errorf("task %d (%s): %s %s names CPU %d, the machine has %d", i, w.Tasks[i].Comm, what, s, s.Max(), ncpu)
 		}

@@ -29,6 +29,9 @@ type Builder struct {
 	args2  []int32
 	tgids  []int32
 
+	affinity []AffinityChange
+	groups   []GroupChange
+
 	err error
 }
 
@@ -209,6 +212,7 @@ func (b *Builder) Finish() (*Timeline, error) {
 		perm = b.merge(ncpu)
 	}
 	tl := &Timeline{Strings: b.strs, NCPU: ncpu, Start: NoTime, End: NoTime, ValidStart: NoTime}
+	b.finishAttrs(tl)
 	tl.Times = permute(b.times, perm)
 	tl.CPUs = permute(b.cpus, perm)
 	tl.Kinds = permute(b.kinds, perm)

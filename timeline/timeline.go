@@ -141,6 +141,11 @@ type Timeline struct {
 	KindCounts      [kindCount]int64
 
 	Topology *topology.Topology // when the trace carried one
+
+	// Affinity and Groups are what a recorder saw of each task's allowed
+	// CPUs and task group over time (empty for tracepoint-only formats).
+	Affinity []AffinityChange
+	Groups   []GroupChange
 }
 
 // NoPrio marks an absent prio in Timeline.Prios.

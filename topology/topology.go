@@ -13,7 +13,10 @@ const CapacityScale = 1024
 // maxCPUs bounds CPU numbers read from files so that a malformed list such
 // as "0-4000000000" cannot allocate without limit. The kernel's NR_CPUS
 // tops out at 8192 on x86_64 (CONFIG_MAXSMP); 65536 leaves room.
-const maxCPUs = 1 << 16
+const maxCPUs = MaxCPUs
+
+// MaxCPUs is the bound on CPU numbers (exclusive) every parser applies.
+const MaxCPUs = 1 << 16
 
 // Topology describes the logical CPUs of a machine. CPU i is CPUs[i].
 //

@@ -1,9 +1,7 @@
-package replay
+package topology
 
 import (
-	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
 )
 
@@ -95,55 +93,19 @@ func (s CPUSet) CPUs() []int {
 }
 
 // String formats s as a kernel CPU list ("0-3,8"); the empty set is "".
-func (s CPUSet) String() string {
-	var b strings.Builder
-	cpus := s.CPUs()
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func (s CPUSet) String() string { return FormatCPUList(s.CPUs()) }
 
-// maxSetCPU bounds CPU numbers read from specs and JSON.
-const maxSetCPU = 1 << 16
-
-// ParseCPUSet parses a kernel CPU list such as "0-3,8".
+// ParseCPUSet parses a kernel CPU list such as "0-3,8"; an empty list gives
+// the empty set. CPU numbers are bounded as in ParseCPUList.
 func ParseCPUSet(list string) (CPUSet, error) {
-	list = strings.TrimSpace(list)
-	var s CPUSet
-	if list == "" {
-		return s, nil
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
 	}
-	for part := range strings.SplitSeq(list, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 || a >= maxSetCPU {
-			return nil, fmt.Errorf("CPU list %q: want CPU numbers and ranges like 0-3,8; got %q", list, part)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b >= maxSetCPU {
-				return nil, fmt.Errorf("CPU list %q: bad range %q", list, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			s = s.With(c)
-		}
+	cpus, err := ParseCPUList(list)
+	if err != nil {
+		return nil, err
 	}
-	return s, nil
+	return NewCPUSet(cpus...), nil
 }
 
 // MarshalText writes s as a CPU list.
