@@ -1,0 +1,55 @@
+package replay
+
+import "github.com/schedlens/schedlens/topology"
+
+// setAllowed sets task t's allowed CPUs to set, without the CPUs the
+// machine does not have; an empty or full set is stored as nil (every CPU).
+func (s *Sim) setAllowed(t int, set topology.CPUSet) {
+	tr := &s.tasks[t]
+	n := len(s.cpus)
+	cnt := 0
+	var clean topology.CPUSet
+	for _, c := range set.CPUs() {
+		if c < n {
+			clean = clean.With(c)
+			cnt++
+		}
+	}
+	if cnt == 0 || cnt == n {
+		tr.allowed, tr.nAllowed = nil, n
+		return
+	}
+	tr.allowed, tr.nAllowed = clean, cnt
+}
+
+// firstAllowed returns the lowest CPU task t may run on.
+func (s *Sim) firstAllowed(t int) int {
+	a := s.tasks[t].allowed
+	if len(a) == 0 {
+		return 0
+	}
+	return a.First()
+}
+
+// affinityEvent applies task t's k-th affinity change: a queued task on a
+// CPU it may no longer use is moved at once, a running one by the stopper.
+func (s *Sim) affinityEvent(t, k int) {
+	tk := &s.w.Tasks[t]
+	tr := &s.tasks[t]
+	s.setAllowed(t, tk.Affinity[k].CPUs)
+	cpu := int(tr.cpu)
+	if s.Allowed(t, cpu) {
+		return
+	}
+	switch tr.state {
+	case TaskQueued:
+		s.ctx = cpu
+		dst := s.pol.SelectCPU(t, cpu, -1, WakeAffinity)
+		if dst < 0 || dst >= len(s.cpus) || !s.Allowed(t, dst) {
+			dst = s.firstAllowed(t)
+		}
+		s.Migrate(t, dst)
+	case TaskRunning:
+		s.addStop(cpu, stopItem{kind: stopAffinity, arg: int64(t)})
+	}
+}

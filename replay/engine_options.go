@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"errors"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Options configure a replay. The zero value is usable: HZ from the workload
+// (else 250), no IPI delay, no jitter, run until the workload's end.
+type Options struct {
+	// Seed makes the run reproducible; the same workload, topology,
+	// policy and seed give the same events.
+	Seed uint64
+	// HZ is the tick rate (CONFIG_HZ). 0 takes Workload.HZ, else 250.
+	HZ int
+	// End stops the run at this absolute time. 0 takes Workload.End when
+	// it is after Workload.Start; otherwise the run lasts until no task can
+	// run any more.
+	End timeline.Time
+	// IPIDelay is the latency of a resched or wake-list IPI, from the
+	// sending CPU to the target acting on it (ns). IPIJitter adds a
+	// uniformly drawn 0..IPIJitter ns to each IPI.
+	IPIDelay  int64
+	IPIJitter int64
+	// IRQResched is the time from a wakeup raised by an interrupt (a timer
+	// or device wake) that preempts the running task to the switch:
+	// interrupt exit and schedule() (ns). 0: at once. An idle CPU takes
+	// IdleExit instead.
+	IRQResched int64
+	// TaskResched is the same for a wakeup raised by a task (or a fork)
+	// that preempts that task: on a kernel without full preemption the
+	// waker switches out where it next checks need_resched, typically on
+	// its way back to user space (ns). 0: at once.
+	TaskResched int64
+	// IdleExit is the time an idle CPU takes from a reschedule request
+	// (a wakeup enqueued on it, an IPI taken) to the pick of its next
+	// task: leaving the idle state and entering schedule() (ns). 0: at once.
+	IdleExit int64
+	// NoWakeList delivers every remote wakeup from the waker's CPU at once,
+	// as with TTWU_QUEUE off (PREEMPT_RT); otherwise a wakeup to another LLC
+	// or to a CPU with nothing running goes through the target's wake list
+	// and arrives IPIDelay later.
+	NoWakeList bool
+	// KeepLatencies keeps every wakeup latency sample in TaskResult.
+	KeepLatencies bool
+	// MaxEvents stops a run that processes more simulation events than
+	// this (0: 1<<40) with ErrTooManyEvents.
+	MaxEvents int64
+	// Discard runs without recording a timeline: Result.Timeline is nil,
+	// the per-task results and counters are kept. For parameter sweeps and
+	// for measuring the simulation alone.
+	Discard bool
+}
+
+// DefaultOptions returns the options the command line uses: HZ 250, a 2 µs
+// IPI with 2 µs of jitter.
+func DefaultOptions() Options {
+	return Options{HZ: 250, IPIDelay: 2000, IPIJitter: 2000}
+}
+
+// ErrTooManyEvents is returned when a run exceeds Options.MaxEvents.
+var ErrTooManyEvents = errors.New("replay: too many simulation events")

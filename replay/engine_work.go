@@ -1,0 +1,198 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// account charges the running task of cpu up to now.
+func (s *Sim) account(cpu int) {
+	c := &s.cpus[cpu]
+	if c.curr < 0 {
+		return
+	}
+	d := int64(s.now - c.runStart)
+	if d > 0 {
+		tr := &s.tasks[c.curr]
+		tr.done += d * c.capacity
+		tr.res.CPUTime += d
+	}
+	c.runStart = s.now
+}
+
+// dueNow reports whether cpu's running task has reached its next action or
+// the end of its segment.
+func (s *Sim) dueNow(cpu int) bool {
+	c := &s.cpus[cpu]
+	tr := &s.tasks[c.curr]
+	done := tr.done + int64(s.now-c.runStart)*c.capacity
+	target := tr.segEnd
+	if tr.actFrom < tr.actTo {
+		target = min(target, s.acts[tr.actFrom].work)
+	}
+	return done >= target
+}
+
+// armCompletion schedules the next point where cpu's running task reaches
+// an action or the end of its segment.
+func (s *Sim) armCompletion(cpu int) {
+	c := &s.cpus[cpu]
+	c.gen++
+	tr := &s.tasks[c.curr]
+	target := tr.segEnd
+	if tr.actFrom < tr.actTo {
+		if a := s.acts[tr.actFrom].work; a < target {
+			target = a
+		}
+	}
+	if target >= math.MaxInt64/4 {
+		return // runs until the end
+	}
+	rem := target - tr.done
+	dt := int64(0)
+	if rem > 0 {
+		dt = (rem + c.capacity - 1) / c.capacity
+	}
+	s.push(event{at: s.now + timeline.Time(dt), kind: evComplete, a: int32(cpu), gen: c.gen})
+}
+
+// startSegment makes seg task t's current segment; the last segment of a
+// task that runs until the end never ends.
+func (s *Sim) startSegment(t, seg int) {
+	tr := &s.tasks[t]
+	tr.seg = int32(seg)
+	tk := &s.w.Tasks[t]
+	if seg == len(tk.Segments)-1 && tk.End == EndRun {
+		tr.segEnd = math.MaxInt64 / 2
+	} else {
+		tr.segEnd = s.segs[t][seg]
+	}
+}
+
+// complete handles the running task of cpu reaching an action or its
+// segment's end.
+func (s *Sim) complete(cpu int) {
+	c := &s.cpus[cpu]
+	s.account(cpu)
+	t := int(c.curr)
+	tr := &s.tasks[t]
+	s.runActions(t)
+	if s.cpus[cpu].curr != int32(t) || tr.state != TaskRunning {
+		return
+	}
+	if tr.done < tr.segEnd {
+		s.armCompletion(cpu)
+		return
+	}
+	tr.done = tr.segEnd
+	s.endSegment(cpu, t)
+}
+
+// runActions fires the wakes and forks of task t that its work has reached.
+func (s *Sim) runActions(t int) {
+	tr := &s.tasks[t]
+	for tr.actFrom < tr.actTo && s.acts[tr.actFrom].work <= tr.done {
+		a := s.acts[tr.actFrom]
+		if s.w.WakeOrdered && !a.fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
+			s.stall(t, int(a.target), int(a.seg))
+			return
+		}
+		tr.actFrom++
+		if a.fork {
+			s.fork(t, int(a.target))
+		} else {
+			s.taskWake(int(a.target), int(a.seg), int(tr.cpu), t, a.sync)
+		}
+	}
+}
+
+// endSegment handles running task t of cpu reaching the end of its
+// segment: it goes on at once when a wake for its next segment came early
+// (or, under WakeAfterBlock, blocks and is woken at once), else it exits
+// or blocks (arming the timer that ends the sleep) and cpu picks again.
+func (s *Sim) endSegment(cpu, t int) {
+	tr := &s.tasks[t]
+	tk := &s.w.Tasks[t]
+	seg := int(tr.seg)
+	if s.w.WakeAnyWaker && seg+1 < len(tk.Segments) && tk.Segments[seg+1].Wake.Kind == WakeTask && tr.pending > 0 {
+		tr.pending--
+		tr.fired[seg+1] = true
+	}
+	if seg+1 < len(tk.Segments) && tr.fired[seg+1] && s.w.WakeAfterBlock {
+		// Woken before it could block, in a workload whose recorded wakes
+		// all ended a sleep: it blocks, then the held wake fires at once.
+		*s.cEarly++
+		c := &s.cpus[cpu]
+		tr.fired[seg+1] = false
+		s.pol.Dequeue(cpu, t, DeqSleep)
+		tr.state = TaskBlocked
+		c.curr = -1
+		c.outState = timeline.StateInterrupt
+		s.pick(cpu, t, false)
+		s.ctx = cpu
+		s.wake(t, seg+1, cpu, -1, false, false)
+		return
+	}
+	if seg+1 < len(tk.Segments) && tr.fired[seg+1] {
+		// Woken before it could block: it goes on without sleeping.
+		*s.cEarly++
+		tr.res.Wakeups++
+		s.startSegment(t, seg+1)
+		s.armCompletion(cpu)
+		return
+	}
+	c := &s.cpus[cpu]
+	if seg+1 == len(tk.Segments) && tk.End == EndExit {
+		s.emit(timeline.Event{Time: s.now, CPU: timeline.CPU(cpu), Kind: timeline.KindExit, Task: tk.TID, Comm: tr.comm, Prio: tr.prio, TGID: tk.TGID})
+		s.pol.Dequeue(cpu, t, DeqExit)
+		tr.state = TaskDone
+		tr.res.Exit = s.now
+		tr.res.Finished = true
+		c.curr = -1
+		c.outState = timeline.StateExitDead
+		if tk.TGID == int32(tk.TID) {
+			c.outState = timeline.StateZombie
+		}
+		s.pick(cpu, t, false)
+		if s.w.WakeOrdered {
+			s.releaseWaiters(t, cpu)
+		}
+		return
+	}
+	s.pol.Dequeue(cpu, t, DeqSleep)
+	tr.state = TaskBlocked
+	tr.blockedAt = s.now
+	c.curr = -1
+	c.outState = timeline.StateInterrupt
+	if seg+1 == len(tk.Segments) {
+		tr.state = TaskDone
+		tr.res.Finished = true
+	} else {
+		s.armTimer(t, seg+1)
+	}
+	s.pick(cpu, t, false)
+	if s.w.WakeOrdered {
+		s.releaseWaiters(t, cpu)
+	}
+}
+
+// armTimer queues the timer or interrupt that ends the sleep before
+// segment seg, if that is its cause.
+func (s *Sim) armTimer(t, seg int) {
+	tr := &s.tasks[t]
+	wk := s.w.Tasks[t].Segments[seg].Wake
+	switch wk.Kind {
+	case WakeTimer, WakeIRQ:
+	default:
+		return
+	}
+	at := s.now + timeline.Time(wk.Delay)
+	if wk.Kind == WakeTimer && wk.Period > 0 {
+		if tr.tmrSeg == int32(seg-1) && tr.lastTmr != timeline.NoTime {
+			at = tr.lastTmr + timeline.Time(wk.Period)
+		}
+		tr.lastTmr, tr.tmrSeg = at, int32(seg)
+	}
+	s.push(event{at: max(at, s.now), kind: evTaskWake, a: int32(t), b: int32(seg)})
+}
