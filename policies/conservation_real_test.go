@@ -65,7 +65,9 @@ func TestWorkConservationReal(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Unobserved = nil
-			w.WakeAnyWaker, w.WakeLateAny, w.WakeOrdered = rule == "any", rule == "late-any", rule == "ordered"
+			if w.WakeRule, err = replay.ParseWakeRule(rule); err != nil {
+				t.Fatal(err)
+			}
 			res, err := replay.Simulate(w, topo, MustParse("6.18"), replay.CalibratedOptions(w))
 			if err != nil {
 				t.Fatal(err)

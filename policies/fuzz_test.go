@@ -44,7 +44,7 @@ func FuzzExtractReplay(f *testing.F) {
 			if err != nil {
 				return
 			}
-			w.WakeAnyWaker, w.WakeLateAny, w.WakeOrdered = rule == 1, rule == 2, rule == 3
+			w.WakeRule = []replay.WakeRule{replay.WakeRecorded, replay.WakeAny, replay.WakeLateAny, replay.WakeOrdered}[rule]
 			opts := replay.CalibratedOptions(w)
 			opts.MaxEvents = 50_000
 			res, err := replay.Simulate(w, topo, MustParse("6.18"), opts)

@@ -31,7 +31,7 @@ type taskRun struct {
 	actFrom   int32 // next action index into Sim.acts
 	actTo     int32
 	fired     []bool        // per segment: its wake has fired before the task blocked
-	pending   int32         // WakeAnyWaker: task wakes issued to it not yet consumed
+	pending   int32         // WakeAny: task wakes issued to it not yet consumed
 	blockedAt timeline.Time // when it last blocked at a segment's end
 	stalled   bool          // WakeOrdered: waiting for stallFor to block
 	stallFor  int32         // the wakee it waits for

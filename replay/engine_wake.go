@@ -62,22 +62,15 @@ func (s *Sim) taskWake(t, seg, cpu, waker int, sync bool) {
 // workload's wake rule: it wakes t if t is blocked just before seg, and
 // otherwise is remembered for when t blocks.
 func (s *Sim) wakeSeg(t, seg, cpu, waker int, sync, irq bool) {
+	if r := s.w.WakeRule; (r == WakeAny || r == WakeLateAny) && !irq && seg > 0 && s.w.Tasks[t].Segments[seg].Wake.Kind == WakeTask {
+		if r == WakeAny {
+			s.wakeAny(t, cpu, waker, sync)
+		} else {
+			s.wakeLate(t, seg, cpu, waker, sync)
+		}
+		return
+	}
 	tr := &s.tasks[t]
-	if s.w.WakeLateAny && !irq && seg > 0 && s.w.Tasks[t].Segments[seg].Wake.Kind == WakeTask {
-		s.wakeLate(t, seg, cpu, waker, sync)
-		return
-	}
-	if s.w.WakeAnyWaker && !irq && seg > 0 && s.w.Tasks[t].Segments[seg].Wake.Kind == WakeTask {
-		// Any task wake ends the wakee's next sleep that a task ends.
-		if next := int(tr.seg) + 1; tr.state == TaskBlocked && next < len(s.w.Tasks[t].Segments) && s.w.Tasks[t].Segments[next].Wake.Kind == WakeTask {
-			s.wake(t, next, cpu, waker, sync, irq)
-			return
-		}
-		if tr.state != TaskDone {
-			tr.pending++
-		}
-		return
-	}
 	if tr.state == TaskBlocked && !tr.stalled && int(tr.seg)+1 == seg {
 		s.wake(t, seg, cpu, waker, sync, irq)
 		return

@@ -3,9 +3,23 @@ package replay
 import "github.com/schedlens/schedlens/timeline"
 
 // MaxOrderWait bounds how long a waker waits for its wakee's block under
-// Workload.WakeOrdered; past it the wake is held for the wakee as without
-// the rule.
+// WakeOrdered; past it the wake is issued as without the rule.
 const MaxOrderWait = 10_000_000 // ns
+
+// wakeAny is wakeSeg under WakeAny for a task wake of task t: it ends t's
+// next sleep that a task wake ended in the recording if t sleeps there
+// now, and is counted for that sleep otherwise.
+func (s *Sim) wakeAny(t, cpu, waker int, sync bool) {
+	tr := &s.tasks[t]
+	segs := s.w.Tasks[t].Segments
+	if next := int(tr.seg) + 1; tr.state == TaskBlocked && next < len(segs) && segs[next].Wake.Kind == WakeTask {
+		s.wake(t, next, cpu, waker, sync, false)
+		return
+	}
+	if tr.state != TaskDone {
+		tr.pending++
+	}
+}
 
 // wakeLate is wakeSeg under WakeLateAny for a task wake aimed at segment
 // seg of task t.

@@ -94,7 +94,7 @@ func (s *Sim) runActions(t int) {
 	tr := &s.tasks[t]
 	for tr.actFrom < tr.actTo && s.acts[tr.actFrom].work <= tr.done {
 		a := s.acts[tr.actFrom]
-		if s.w.WakeOrdered && !a.fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
+		if s.w.WakeRule == WakeOrdered && !a.fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
 			s.stall(t, int(a.target), int(a.seg))
 			return
 		}
@@ -115,7 +115,7 @@ func (s *Sim) endSegment(cpu, t int) {
 	tr := &s.tasks[t]
 	tk := &s.w.Tasks[t]
 	seg := int(tr.seg)
-	if s.w.WakeAnyWaker && seg+1 < len(tk.Segments) && tk.Segments[seg+1].Wake.Kind == WakeTask && tr.pending > 0 {
+	if s.w.WakeRule == WakeAny && seg+1 < len(tk.Segments) && tk.Segments[seg+1].Wake.Kind == WakeTask && tr.pending > 0 {
 		tr.pending--
 		tr.fired[seg+1] = true
 	}
@@ -155,7 +155,7 @@ func (s *Sim) endSegment(cpu, t int) {
 			c.outState = timeline.StateZombie
 		}
 		s.pick(cpu, t, false)
-		if s.w.WakeOrdered {
+		if s.w.WakeRule == WakeOrdered {
 			s.releaseWaiters(t, cpu)
 		}
 		return
@@ -172,7 +172,7 @@ func (s *Sim) endSegment(cpu, t int) {
 		s.armTimer(t, seg+1)
 	}
 	s.pick(cpu, t, false)
-	if s.w.WakeOrdered {
+	if s.w.WakeRule == WakeOrdered {
 		s.releaseWaiters(t, cpu)
 	}
 }

@@ -153,12 +153,12 @@ task b ` + optsB + `
 
 // TestWakeAnyWaker: r's first sleep was ended by s1 (at 300 us of s1's
 // work), its second by s2 (at 50 us). With the recorded wakers r waits for
-// s1 until 300 us and then finds s2's wake held; with WakeAnyWaker the
+// s1 until 300 us and then finds s2's wake held; with WakeAny the
 // first task wake issued to r, s2's at 50 us, ends its first sleep and
 // s1's ends the second. WakeLateAny does the same when r's first sleep
 // lasted 20 us in the recording (at 50 us it has slept 40), and keeps the
 // recorded wakers when it lasted 100 us.
-func TestWakeAnyWaker(t *testing.T) {
+func TestWakeAny(t *testing.T) {
 	const src = `
 topology symmetric 3
 task r on 0
@@ -176,22 +176,21 @@ task s2 on 2
 `
 	tests := []struct {
 		name      string
-		any, late bool
+		rule      WakeRule
 		slept     int64           // r's first sleep in the recording
 		wantWakes []timeline.Time // r's sched_waking times
 		wantExit  timeline.Time
 	}{
-		{"recorded", false, false, 0, []timeline.Time{300_000, 310_000}, 320_000},
-		{"any", true, false, 0, []timeline.Time{50_000, 300_000}, 310_000},
-		{"late-any/overslept", false, true, 20_000, []timeline.Time{50_000, 300_000}, 310_000},
-		{"late-any/in-time", false, true, 100_000, []timeline.Time{300_000, 310_000}, 320_000},
+		{"recorded", WakeRecorded, 0, []timeline.Time{300_000, 310_000}, 320_000},
+		{"any", WakeAny, 0, []timeline.Time{50_000, 300_000}, 310_000},
+		{"late-any/overslept", WakeLateAny, 20_000, []timeline.Time{50_000, 300_000}, 310_000},
+		{"late-any/in-time", WakeLateAny, 100_000, []timeline.Time{300_000, 310_000}, 320_000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := mustSpec(t, src)
 			sp.Workload.WakeAfterBlock = true
-			sp.Workload.WakeAnyWaker = tc.any
-			sp.Workload.WakeLateAny = tc.late
+			sp.Workload.WakeRule = tc.rule
 			for i := range sp.Workload.Tasks {
 				if sp.Workload.Tasks[i].Comm == "r" {
 					sp.Workload.Tasks[i].Segments[1].Wake.Slept = tc.slept
@@ -278,7 +277,9 @@ task b on 1
 	for _, ordered := range []bool{false, true} {
 		sp := mustSpec(t, src)
 		sp.Workload.WakeAfterBlock = true
-		sp.Workload.WakeOrdered = ordered
+		if ordered {
+			sp.Workload.WakeRule = WakeOrdered
+		}
 		res, err := Simulate(sp.Workload, sp.Topology, newFIFO(0), Options{HZ: 1000})
 		if err != nil {
 			t.Fatal(err)

@@ -30,22 +30,11 @@ type Workload struct {
 	// sleep, so a wake that overtakes the block in the replay is a timing
 	// shift of the replay, not a sleep the recording skipped.
 	WakeAfterBlock bool `json:"wake_after_block,omitempty"`
-	// WakeAnyWaker lets any task wake of a task end its next sleep that a
-	// task wake ended in the recording, whichever waker issues it first,
-	// instead of only the wake the recording shows ending it.
-	WakeAnyWaker bool `json:"wake_any_waker,omitempty"`
-	// WakeLateAny keeps the recorded waker of each sleep, but once a
-	// sleeper has slept longer than it did in the recording (Wake.Slept),
-	// the next task wake issued to it, by any waker, ends the sleep; the
-	// recorded wake, when it comes, goes to the sleeper's next sleep that
-	// a task wake ends.
-	WakeLateAny bool `json:"wake_late_any,omitempty"`
-	// WakeOrdered keeps each task wake after its wakee's block, as the
-	// recording had them: a waker that reaches the wake before the wakee
-	// has blocked leaves the CPU and waits for that block (at most
-	// MaxOrderWait), so that neither side of a producer/consumer pair runs
-	// ahead of the other.
-	WakeOrdered bool `json:"wake_ordered,omitempty"`
+	// WakeRule says which task wake ends a sleep that a task wake ended in
+	// the recording: the recorded one (the zero value), any, the recorded
+	// one or any once overslept, or the recorded one kept after its
+	// wakee's block (see WakeRule).
+	WakeRule WakeRule `json:"wake_rule,omitempty"`
 	// HZ and Kernel are what the recording says (0 and "" if unknown).
 	HZ     int    `json:"hz,omitempty"`
 	Kernel string `json:"kernel,omitempty"`
@@ -410,6 +399,9 @@ func (t *Task) Demand() int64 {
 // ncpu CPUs (0: do not check CPU numbers). Every error names the task and
 // segment.
 func (w *Workload) Validate(ncpu int) error {
+	if w.WakeRule > WakeOrdered {
+		return fmt.Errorf("unknown wake rule %d", w.WakeRule)
+	}
 	n := len(w.Tasks)
 	checkSet := func(i int, what string, s topology.CPUSet) error {
 		if ncpu > 0 && s.Max() >= ncpu {

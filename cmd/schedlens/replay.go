@@ -89,8 +89,9 @@ the model is on this trace, before any patched run is trusted.`,
   schedlens replay --format json -o replayed.pftrace perf-script.txt.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if wakers != "recorded" && wakers != "any" && wakers != "late-any" && wakers != "ordered" {
-				return usagef("--wakers %q: want recorded, any, late-any or ordered", wakers)
+			rule, err := replay.ParseWakeRule(wakers)
+			if err != nil {
+				return usagef("--wakers: %v", err)
 			}
 			desc := kernel
 			if policy != "" && policy != "mainline" {
@@ -126,15 +127,13 @@ the model is on this trace, before any patched run is trusted.`,
 			if err != nil {
 				return err
 			}
-			switch wakers {
-			case "any":
-				w.WakeAnyWaker = true
+			w.WakeRule = rule
+			switch rule {
+			case replay.WakeAny:
 				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-any", Detail: "--wakers any: a task's sleep that a task wake ended ends at the first task wake issued to it, by any waker"})
-			case "ordered":
-				w.WakeOrdered = true
+			case replay.WakeOrdered:
 				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-ordered", Detail: "--wakers ordered: a waker that reaches a wake before its wakee has blocked waits for that block (at most 10 ms), as the recording ordered them"})
-			case "late-any":
-				w.WakeLateAny = true
+			case replay.WakeLateAny:
 				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-late-any", Detail: "--wakers late-any: a sleep ends at its recorded waker's wake, or, once it has lasted longer than in the recording, at the first task wake issued to the sleeper"})
 			}
 			opts := replay.CalibratedOptions(w)
