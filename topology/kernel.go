@@ -243,7 +243,7 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 	}
 	keys := make([][]string, n)
 	entries := make([][]entry, n)
-	var order []string       // level keys in order of first appearance
+	var order []string        // level keys in order of first appearance
 	first := map[string]int{} // key -> index in order
 	after := map[string]map[string]bool{}
 	for cpu, ds := range per {
