@@ -313,7 +313,7 @@ func TestReadTextErrors(t *testing.T) {
 
 func TestCapture2NodeSMT(t *testing.T) {
 	root := filepath.Join("testdata", "sysfs-2node-smt")
-	topo, err := Capture(root)
+	topo, err := Capture(Roots{Sys: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestCapture2NodeSMT(t *testing.T) {
 }
 
 func TestCaptureJunoMatchesPreset(t *testing.T) {
-	got, err := Capture(filepath.Join("testdata", "sysfs-juno-r2"))
+	got, err := Capture(Roots{Sys: filepath.Join("testdata", "sysfs-juno-r2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestCaptureOfflineAndFallbacks(t *testing.T) {
 	files["devices/system/cpu/cpu2/online"] = "0" // offline: no topology directory
 	files["devices/system/cpu/cpufreq/x"] = "not a cpu directory"
 	root := writeTree(t, files)
-	topo, err := Capture(root)
+	topo, err := Capture(Roots{Sys: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,13 +487,13 @@ func TestCaptureErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := base()
 			tc.mutate(m)
-			_, err := Capture(writeTree(t, m))
+			_, err := Capture(Roots{Sys: writeTree(t, m)})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Capture error = %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := Capture(filepath.Join(t.TempDir(), "absent")); err == nil {
+	if _, err := Capture(Roots{Sys: filepath.Join(t.TempDir(), "absent")}); err == nil {
 		t.Errorf("Capture of a missing root succeeded")
 	}
 }
@@ -504,7 +504,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		topos = append(topos, mustPreset(t, name))
 	}
 	for _, root := range []string{"sysfs-2node-smt", "sysfs-juno-r2"} {
-		c, err := Capture(filepath.Join("testdata", root))
+		c, err := Capture(Roots{Sys: filepath.Join("testdata", root)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -151,7 +151,8 @@ func isHexMask(s string) bool {
 }
 
 // schedstatDomain parses "domainN MASK ..." (schedstat versions up to 16)
-// or "domainN NAME MASK ..." (version 17, Linux 6.14 and later).
+// or "domainN NAME MASK ..." (version 17, Linux 6.14 and later); without a
+// version line, a second field that is no cpumask is taken as the name.
 func (kr *kernelReader) schedstatDomain(f []string, n int) error {
 	level, ok := cpuDirNumber(f[0], "domain")
 	record := fmt.Sprintf("cpu%d/%s", kr.cpu, f[0])
@@ -164,7 +165,10 @@ func (kr *kernelReader) schedstatDomain(f []string, n int) error {
 		return kr.errAt(n, record, "domain line without a cpumask")
 	}
 	name, mask := "", f[1]
-	if kr.version >= 17 || (!isHexMask(f[1]) && len(f) > 2) {
+	if kr.version >= 17 || (kr.version == 0 && !isHexMask(f[1]) && len(f) > 2) {
+		if len(f) < 3 {
+			return kr.errAt(n, record, "want \"domainN NAME CPUMASK ...\" (schedstat version 17)")
+		}
 		name, mask = f[1], f[2]
 		if !validDomainName(name) {
 			return kr.errAt(n, record, fmt.Sprintf("want a domain name such as MC; got %q", name))

@@ -81,6 +81,9 @@ func readText(r io.Reader, name string, kv *KernelView, kvName string) (*Topolog
 	}
 	var notes []string
 	if kv != nil {
+		if err := kv.validate(len(raws)); err != nil {
+			return nil, &ParseError{File: kvName, Msg: err.Error(), Err: err}
+		}
 		var err error
 		if notes, err = useKernelView(raws, kv, lists); err != nil {
 			return nil, &ParseError{File: kvName, Msg: err.Error(), Err: ErrBadField}
