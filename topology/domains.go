@@ -116,11 +116,13 @@ func (d Domain) FlagsOf(cpu int) DomainFlags {
 // CPU.
 func (d Domain) Groups() [][]int {
 	var out [][]int
-	seen := map[string]bool{} // spans already listed
+	slice := map[*int]bool{}  // span slices seen (the CPUs of a group share one)
+	seen := map[string]bool{} // spans listed, by content
 	for _, s := range d.Spans {
-		if len(s) == 0 {
+		if len(s) == 0 || slice[&s[0]] {
 			continue
 		}
+		slice[&s[0]] = true
 		k := FormatCPUList(s)
 		if seen[k] {
 			continue
@@ -137,23 +139,11 @@ func (d Domain) Groups() [][]int {
 // recorded without a name or flags gets them from the topology), else
 // DerivedDomains. DomainSource says which. An invalid topology (see
 // Validate) gives nil.
-func (t *Topology) Domains() []Domain {
-	if t.Validate() != nil {
-		return nil
-	}
-	if t.UsesKernelDomains() {
-		d, err := t.kernelDomains()
-		if err != nil {
-			return nil // Validate checked the listing
-		}
-		return d
-	}
-	return t.derivedDomains()
-}
+func (t *Topology) Domains() []Domain { return t.domains() }
 
 // DerivedDomains derives the sched-domain levels the kernel would build on
-// t, lowest first, from its CPUs alone (ignoring a kernel listing). An
-// invalid topology (see Validate) gives nil.
+// t, lowest first, from its CPUs alone (ignoring a kernel listing). A
+// topology whose CPUs are invalid (see Validate) gives nil.
 //
 // The model follows default_topology and sched_init_numa in
 // kernel/sched/topology.c:
@@ -176,7 +166,7 @@ func (t *Topology) Domains() []Domain {
 // Flags are per level: a flag is set when it holds for the span of at
 // least one CPU.
 func (t *Topology) DerivedDomains() []Domain {
-	if t.Validate() != nil {
+	if t.validateCPUs() != nil {
 		return nil
 	}
 	return t.derivedDomains()

@@ -210,3 +210,38 @@ func BenchmarkDomains(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKernelDomains measures Domains on a 1024-CPU machine (512 SMT
+// cores, 2 NUMA nodes) whose kernel listing has SMT, MC and NUMA domains
+// for every CPU: the spans of one group must be shared, not copied per CPU.
+func BenchmarkKernelDomains(b *testing.B) {
+	topo := mustPreset(b, "smt2-512")
+	for i := range topo.CPUs {
+		topo.CPUs[i].Node = i / 512
+		topo.CPUs[i].Cluster = i / 512
+	}
+	topo.Kernel = &KernelView{}
+	for _, d := range topo.DerivedDomains() {
+		for cpu, span := range d.Spans {
+			if span == nil {
+				continue
+			}
+			level := 0
+			for _, k := range topo.Kernel.Domains {
+				if k.CPU == cpu {
+					level++
+				}
+			}
+			topo.Kernel.Domains = append(topo.Kernel.Domains, KernelDomain{CPU: cpu, Level: level, Name: d.Name, Span: NewCPUSet(span...), Flags: []string{"SD_SHARE_LLC"}})
+		}
+	}
+	if err := topo.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(topo.Domains()) != 3 {
+			b.Fatal("want SMT, MC, NUMA")
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -136,9 +137,9 @@ func (k *KernelView) Clone() *KernelView {
 // HasDomains reports whether k lists sched domains.
 func (k *KernelView) HasDomains() bool { return k != nil && len(k.Domains) > 0 }
 
-// validate checks k against a topology of n CPUs: CPU numbers below n,
-// cache and cluster lists holding their CPU, domain levels numbered 0, 1,
-// ... per CPU with spans that hold the CPU and grow strictly.
+// validate checks the caches and clusters of k against a topology of n
+// CPUs: CPU numbers below n, lists holding their CPU. The domains are
+// checked by perCPU.
 func (k *KernelView) validate(n int) error {
 	for i, c := range k.Caches {
 		switch {
@@ -162,8 +163,7 @@ func (k *KernelView) validate(n int) error {
 			return invalid("kernel clusters[%d]: cpu %d cluster cpus %q must hold cpu %d and CPUs below %d", i, c.CPU, c.CPUs, c.CPU, n)
 		}
 	}
-	_, err := k.perCPU(n)
-	return err
+	return nil
 }
 
 // perCPU returns the domains of each CPU, lowest first, after checking
@@ -243,6 +243,8 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 	}
 	keys := make([][]string, n)
 	entries := make([][]entry, n)
+	spans := map[string][]int{} // one slice per distinct span (setKey)
+	var cls *clsInfo
 	var order []string        // level keys in order of first appearance
 	first := map[string]int{} // key -> index in order
 	after := map[string]map[string]bool{}
@@ -250,13 +252,24 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 		seen := map[string]int{}
 		prev := ""
 		for _, d := range ds {
-			span := d.Span.CPUs()
-			name, flags := t.classifySpan(cpu, span)
-			if d.Name != "" {
-				name = d.Name
+			k := setKey(d.Span)
+			span, ok := spans[k]
+			if !ok {
+				span = d.Span.CPUs()
+				spans[k] = span
 			}
-			if d.Flags != nil {
-				flags = KernelFlags(d.Flags)
+			name, flags := d.Name, KernelFlags(d.Flags)
+			if name == "" || d.Flags == nil {
+				if cls == nil {
+					cls = t.newCLSInfo()
+				}
+				cn, cf := t.classifySpan(cpu, span, cls)
+				if name == "" {
+					name = cn
+				}
+				if d.Flags == nil {
+					flags = cf
+				}
 			}
 			key := name + "#" + strconv.Itoa(seen[name])
 			seen[name]++
@@ -306,16 +319,9 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 		index[k] = i
 		out[i] = Domain{Name: k[:strings.LastIndexByte(k, '#')], Spans: make([][]int, n), CPUFlags: make([]DomainFlags, n)}
 	}
-	shared := map[string][]int{}
 	for cpu := range n {
 		for j, e := range entries[cpu] {
 			d := &out[index[keys[cpu][j]]]
-			fk := FormatCPUList(e.span)
-			if s, ok := shared[fk]; ok {
-				e.span = s
-			} else {
-				shared[fk] = e.span
-			}
 			d.Spans[cpu] = e.span
 			d.CPUFlags[cpu] = e.flags
 			d.Flags |= e.flags
@@ -324,13 +330,47 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 	return out, nil
 }
 
+// setKey returns a map key for the CPUs of s (its words, trailing zero
+// words dropped).
+func setKey(s CPUSet) string {
+	for len(s) > 0 && s[len(s)-1] == 0 {
+		s = s[:len(s)-1]
+	}
+	b := make([]byte, 0, 8*len(s))
+	for _, w := range s {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return string(b)
+}
+
+// clsInfo holds what classifySpan needs about the whole machine, computed
+// once: the LLCs holding more than one CLS, and the number of capacities.
+type clsInfo struct {
+	split map[int]bool // LLC (Cluster) id -> it has several CLS
+	nCaps int
+}
+
+func (t *Topology) newCLSInfo() *clsInfo {
+	first := map[int]int{} // LLC -> CLS of its first CPU
+	ci := &clsInfo{split: map[int]bool{}, nCaps: t.capacityClasses()}
+	for i := range t.CPUs {
+		c := &t.CPUs[i]
+		if f, ok := first[c.Cluster]; !ok {
+			first[c.Cluster] = c.CLS
+		} else if f != c.CLS {
+			ci.split[c.Cluster] = true
+		}
+	}
+	return ci
+}
+
 // classifySpan names a domain of cpu spanning span, and gives its flags,
 // from the topology alone: the core (SMT: share-capacity, share-llc), the
 // CLS inside the LLC (CLS: cluster, share-llc), the LLC (MC: share-llc),
 // the NUMA node (PKG) or more (NUMA: numa), plus the asymmetry flags of
 // the span (spanFlags). It names the domains of a listing that has spans
 // but no names (a /proc/schedstat of version 16 or older without debugfs).
-func (t *Topology) classifySpan(cpu int, span []int) (string, DomainFlags) {
+func (t *Topology) classifySpan(cpu int, span []int, ci *clsInfo) (string, DomainFlags) {
 	c := &t.CPUs[cpu]
 	all := func(same func(o *CPU) bool) bool {
 		for _, x := range span {
@@ -340,26 +380,18 @@ func (t *Topology) classifySpan(cpu int, span []int) (string, DomainFlags) {
 		}
 		return true
 	}
-	clsSmaller := false // c's CLS is smaller than its LLC
-	for i := range t.CPUs {
-		o := &t.CPUs[i]
-		if o.Cluster == c.Cluster && o.CLS != c.CLS {
-			clsSmaller = true
-			break
-		}
-	}
 	name, flags := "NUMA", NUMAFlag
 	switch {
 	case all(func(o *CPU) bool { return o.Core == c.Core }):
 		name, flags = "SMT", ShareCapacity|ShareLLC
-	case clsSmaller && all(func(o *CPU) bool { return o.Cluster == c.Cluster && o.CLS == c.CLS }):
+	case ci.split[c.Cluster] && all(func(o *CPU) bool { return o.Cluster == c.Cluster && o.CLS == c.CLS }):
 		name, flags = "CLS", ClusterFlag|ShareLLC
 	case all(func(o *CPU) bool { return o.Cluster == c.Cluster }):
 		name, flags = "MC", ShareLLC
 	case all(func(o *CPU) bool { return o.Node == c.Node }):
 		name, flags = "PKG", 0
 	}
-	return name, flags | t.spanFlags(span, name == "SMT", t.capacityClasses())
+	return name, flags | t.spanFlags(span, name == "SMT", ci.nCaps)
 }
 
 // capacityClasses returns the number of distinct CPU capacities of t.
@@ -451,10 +483,20 @@ func (t *Topology) kernelDomainsNote() string {
 		}
 		return fmt.Sprintf("%s %s [%s]", l[i].name, FormatCPUList(l[i].span), l[i].flags)
 	}
+	same := map[[2]*int]bool{} // span pairs compared, by first element
+	equal := func(a, b []int) bool {
+		key := [2]*int{&a[0], &b[0]}
+		eq, ok := same[key]
+		if !ok {
+			eq = slices.Equal(a, b)
+			same[key] = eq
+		}
+		return eq
+	}
 	for cpu := range t.CPUs {
 		k, d := stack(kern, cpu), stack(derived, cpu)
 		for i := 0; i < max(len(k), len(d)); i++ {
-			if i < len(k) && i < len(d) && k[i].name == d[i].name && slices.Equal(k[i].span, d[i].span) && k[i].flags == d[i].flags {
+			if i < len(k) && i < len(d) && k[i].name == d[i].name && k[i].flags == d[i].flags && equal(k[i].span, d[i].span) {
 				continue
 			}
 			return fmt.Sprintf("the kernel's sched domains differ from those derived from the CPU topology (cpu %d domain%d: kernel %s, derived %s); the kernel's are used",

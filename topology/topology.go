@@ -272,6 +272,24 @@ func invalid(format string, args ...any) error {
 //     spans that hold the CPU and grow strictly, and the CPUs agree on the
 //     order of the levels.
 func (t *Topology) Validate() error {
+	if err := t.validateCPUs(); err != nil {
+		return err
+	}
+	if t.Kernel != nil {
+		if err := t.Kernel.validate(len(t.CPUs)); err != nil {
+			return err
+		}
+		if t.Kernel.HasDomains() {
+			if _, err := t.kernelDomains(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateCPUs checks everything Validate does but the kernel view.
+func (t *Topology) validateCPUs() error {
 	if len(t.CPUs) == 0 {
 		return invalid("no CPUs")
 	}
@@ -345,17 +363,28 @@ func (t *Topology) Validate() error {
 			}
 		}
 	}
-	if t.Kernel != nil {
-		if err := t.Kernel.validate(len(t.CPUs)); err != nil {
-			return err
-		}
-		if t.Kernel.HasDomains() {
-			if _, err := t.kernelDomains(); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
+}
+
+// domains is Domains after the checks of Validate, done once.
+func (t *Topology) domains() []Domain {
+	if t.validateCPUs() != nil {
+		return nil
+	}
+	if t.Kernel == nil {
+		return t.derivedDomains()
+	}
+	if t.Kernel.validate(len(t.CPUs)) != nil {
+		return nil
+	}
+	if !t.Kernel.HasDomains() {
+		return t.derivedDomains()
+	}
+	d, err := t.kernelDomains()
+	if err != nil {
+		return nil
+	}
+	return d
 }
 
 // nodeDistance returns the distance between nodes a and b: from
