@@ -228,8 +228,8 @@ func subset(a, b CPUSet) bool {
 // Each CPU's domains are matched to levels by name (the k-th domain of a
 // name on a CPU is level "name#k"), and the levels are ordered so that
 // every CPU's domains come in its own order. A domain without a recorded
-// name or flags gets them from classifySpan. t must have passed the
-// checks of KernelView.validate.
+// name or flags gets them from classifySpan. It checks the domains
+// (perCPU) and that the CPUs agree on the order of the levels.
 func (t *Topology) kernelDomains() ([]Domain, error) {
 	n := len(t.CPUs)
 	per, err := t.Kernel.perCPU(n)
@@ -237,7 +237,6 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 		return nil, err
 	}
 	type entry struct {
-		name  string
 		span  []int
 		flags DomainFlags
 	}
@@ -245,8 +244,8 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 	entries := make([][]entry, n)
 	spans := map[string][]int{} // one slice per distinct span (setKey)
 	var cls *clsInfo
-	var order []string        // level keys in order of first appearance
-	first := map[string]int{} // key -> index in order
+	var order []string         // level keys in order of first appearance
+	known := map[string]bool{} // keys in order
 	after := map[string]map[string]bool{}
 	for cpu, ds := range per {
 		seen := map[string]int{}
@@ -273,8 +272,8 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 			}
 			key := name + "#" + strconv.Itoa(seen[name])
 			seen[name]++
-			if _, ok := first[key]; !ok {
-				first[key] = len(order)
+			if !known[key] {
+				known[key] = true
 				order = append(order, key)
 				after[key] = map[string]bool{}
 			}
@@ -283,7 +282,7 @@ func (t *Topology) kernelDomains() ([]Domain, error) {
 			}
 			prev = key
 			keys[cpu] = append(keys[cpu], key)
-			entries[cpu] = append(entries[cpu], entry{name, span, flags})
+			entries[cpu] = append(entries[cpu], entry{span, flags})
 		}
 	}
 	// Order the levels: a level comes after every level some CPU has
