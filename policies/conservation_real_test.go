@@ -26,6 +26,7 @@ var realFixtures = []string{
 	"perfetto-tracebox-hackbench-plain/trace.pftrace.zst",
 	"perfetto-tracebox-oracle-busy/trace.pftrace.zst",
 	"qemu-smt8-hackbench/trace.txt.zst",
+	"qemu-juno-asym/trace.txt.zst", // asymmetric capacities, the kernel's MC/PKG domains
 }
 
 // loadReal loads a real fixture and the topology a replay of it uses.

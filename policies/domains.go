@@ -55,8 +55,8 @@ type schedGroup struct {
 type domainSet struct {
 	llcSize  []int // per CPU, span of the highest SHARE_LLC domain (1 if none)
 	sdLLC    []*schedDomain
-	sdAsym   []*schedDomain // lowest domain with SD_ASYM_CPUCAPACITY_FULL
-	llcIdle  map[int]*llcShared
+	sdAsym   []*schedDomain        // lowest domain with SD_ASYM_CPUCAPACITY_FULL
+	llcIdle  map[string]*llcShared // by LLC span
 	llcOf    []*llcShared
 	maxLevel int
 }
@@ -69,35 +69,33 @@ type llcShared struct {
 	cpus         []int
 }
 
+// buildDomains builds each CPU's sched domains from topo.Domains(): the
+// kernel's own listing when the topology carries one, else the levels
+// derived from the CPUs. Levels, spans and the flags of each CPU's domain
+// (SD_SHARE_CPUCAPACITY, SD_SHARE_LLC, SD_ASYM_CPUCAPACITY(_FULL),
+// SD_NUMA) come from there; the LLC of a CPU (sd_llc, its
+// sched_domain_shared) is the span of its highest SD_SHARE_LLC domain, the
+// CPU alone without one, as update_top_cache_domain sets it.
 func (m *Model) buildDomains() error {
 	topo := m.s.Topology()
 	levels := topo.Domains()
+	if levels == nil && topo.NCPU() > 1 {
+		if err := topo.Validate(); err != nil {
+			return fmt.Errorf("sched domains: %w", err)
+		}
+	}
 	n := m.ncpu
 	ds := &m.domains
 	ds.llcSize = make([]int, n)
 	ds.sdLLC = make([]*schedDomain, n)
 	ds.sdAsym = make([]*schedDomain, n)
 	ds.llcOf = make([]*llcShared, n)
-	ds.llcIdle = map[int]*llcShared{}
+	ds.llcIdle = map[string]*llcShared{}
+	m.asym = false
 	for cpu := range n {
 		ds.llcSize[cpu] = 1
-		llc := topo.CPUs[cpu].Cluster
-		sh, ok := ds.llcIdle[llc]
-		if !ok {
-			sh = &llcShared{nrIdleScan: 1 << 20}
-			ds.llcIdle[llc] = sh
-		}
-		sh.cpus = append(sh.cpus, cpu)
-		ds.llcOf[cpu] = sh
-	}
-	for _, sh := range ds.llcIdle {
-		sh.nrIdleScan = len(sh.cpus)
 	}
 	groups := map[string]*schedGroup{}
-	caps := map[int]bool{}
-	for _, c := range topo.CPUs {
-		caps[c.Capacity] = true
-	}
 	for cpu := range n {
 		var prev *schedDomain
 		for li, lv := range levels {
@@ -109,15 +107,12 @@ func (m *Model) buildDomains() error {
 			for _, c := range span {
 				sd.inSpan[c] = true
 			}
-			sd.shareCap = lv.Flags&topology.ShareCapacity != 0
-			sd.shareLLC = lv.Flags&topology.ShareLLC != 0
-			sd.numa = lv.Flags&topology.NUMAFlag != 0
-			spanCaps := map[int]bool{}
-			for _, c := range span {
-				spanCaps[topo.CPUs[c].Capacity] = true
-			}
-			sd.asym = len(spanCaps) > 1
-			sd.asymFull = sd.asym && len(spanCaps) == len(caps)
+			flags := lv.FlagsOf(cpu)
+			sd.shareCap = flags&topology.ShareCapacity != 0
+			sd.shareLLC = flags&topology.ShareLLC != 0
+			sd.numa = flags&topology.NUMAFlag != 0
+			sd.asym = flags&topology.AsymCapacity != 0
+			sd.asymFull = flags&topology.AsymCapacityFull != 0
 			w := int64(len(span))
 			// sd_init: min_interval = weight, max_interval = 2 × weight,
 			// balance_interval = weight (ms), busy_factor 16,
@@ -200,6 +195,8 @@ func (m *Model) buildDomains() error {
 			if sd.asymFull && ds.sdAsym[cpu] == nil {
 				ds.sdAsym[cpu] = sd
 			}
+			// sched_asym_cpucapacity: some domain has SD_ASYM_CPUCAPACITY
+			m.asym = m.asym || sd.asym
 		}
 		if len(m.rq[cpu].sd) > ds.maxLevel {
 			ds.maxLevel = len(m.rq[cpu].sd)
@@ -211,6 +208,21 @@ func (m *Model) buildDomains() error {
 				return fmt.Errorf("domain %s of CPU %d does not contain it", sd.name, cpu)
 			}
 		}
+	}
+	// sd_llc_shared: one per distinct LLC span; the SIS_UTIL scan depth
+	// starts at the span's size.
+	for cpu := range n {
+		span := []int{cpu}
+		if sd := ds.sdLLC[cpu]; sd != nil {
+			span = sd.span
+		}
+		key := topology.FormatCPUList(span)
+		sh, ok := ds.llcIdle[key]
+		if !ok {
+			sh = &llcShared{nrIdleScan: len(span), cpus: span}
+			ds.llcIdle[key] = sh
+		}
+		ds.llcOf[cpu] = sh
 	}
 	m.smt = false
 	for cpu := range n {

@@ -95,7 +95,7 @@ type Model struct {
 	lbSeq     uint64
 	rtSeq     uint64
 	maxCap    int64
-	asym      bool // SD_ASYM_CPUCAPACITY somewhere (sched_asym_cpucap_active)
+	asym      bool // SD_ASYM_CPUCAPACITY on some domain (sched_asym_cpucap_active); set by buildDomains
 	smt       bool // SMT present (sched_smt_active)
 	core      coreSched
 
@@ -173,7 +173,6 @@ func (m *Model) Attach(s *replay.Sim) error {
 		m.cost = DefaultCost
 	}
 	m.maxCap = int64(topo.MaxCapacity())
-	m.asym = topo.Asymmetric()
 	m.rq = make([]*runQueue, m.ncpu)
 	for i := range m.rq {
 		m.rq[i] = newRunQueue(i, int64(topo.CPUs[i].Capacity))

@@ -31,7 +31,7 @@ func readSystem(sysRoot string, ncpu int) (System, error) {
 		Machine: unix.ByteSliceToString(u.Machine[:]),
 		NCPU:    ncpu,
 	}
-	t, err := topology.Capture(sysRoot)
+	t, err := topology.Capture(topology.Roots{Sys: sysRoot})
 	if err != nil {
 		// The events are worth more than the topology: record anyway.
 		t = topology.Symmetric(ncpu)

@@ -336,10 +336,17 @@ func NewTraceJSON(t *Trace) TraceJSON {
 }
 
 // TopologyJSON is the "topology" object: the topology.Topology JSON plus
-// where it came from, in words.
+// a summary and its sched domains, in words.
 type TopologyJSON struct {
 	*topology.Topology
 	Summary string `json:"summary"`
+	// Domains says which sched-domain levels the analysis assumes and
+	// where they come from (DomainsSummary).
+	Domains string `json:"domains"`
+	// Kernel stays nil: it shadows the topology's raw kernel view (every
+	// cache and domain of every CPU), which Domains summarizes and whose
+	// file its source names; 'schedlens topology show' prints it.
+	Kernel *struct{} `json:"kernel,omitempty"`
 }
 
 // WindowRangeJSON is the analysis window.
@@ -392,7 +399,7 @@ func writeJSON(w io.Writer, in *Input, section Section) error {
 	case MisplacedSection:
 		v = merge(NewMisplacedJSON(a.Misplaced), in, win, warnings)
 	default:
-		rep := ReportJSON{Trace: NewTraceJSON(&in.Trace), Topology: TopologyJSON{a.Topology, TopologySummary(a.Topology)}, Window: win,
+		rep := ReportJSON{Trace: NewTraceJSON(&in.Trace), Topology: TopologyJSON{Topology: a.Topology, Summary: TopologySummary(a.Topology), Domains: DomainsSummary(a.Topology)}, Window: win,
 			Filter: in.Filter, TopTasks: []TopTaskJSON{}, Latency: NewLatencyJSON(a.Latency), Idle: NewIdleJSON(a.Idle),
 			Misplaced: NewMisplacedJSON(a.Misplaced), Warnings: warnings, Command: in.Command, Version: in.Version}
 		for _, t := range topByRunnable(in.Tasks, in.top()) {

@@ -199,6 +199,33 @@ func plural(n int) string {
 	return "s"
 }
 
+// DomainsSummary describes t's sched-domain levels in one line, lowest
+// first, with where they come from: "SMT {0-1} {2-3}, MC {0-3}: the
+// kernel's listing (file:PATH)" or "...: derived from the CPU topology".
+// Levels of more than 8 groups show their count.
+func DomainsSummary(t *topology.Topology) string {
+	if t == nil {
+		return "unknown"
+	}
+	var levels []string
+	for _, d := range t.Domains() {
+		gs := d.Groups()
+		if len(gs) > 8 {
+			levels = append(levels, fmt.Sprintf("%s (%d groups)", d.Name, len(gs)))
+			continue
+		}
+		var parts []string
+		for _, g := range gs {
+			parts = append(parts, "{"+topology.FormatCPUList(g)+"}")
+		}
+		levels = append(levels, d.Name+" "+strings.Join(parts, " "))
+	}
+	if len(levels) == 0 {
+		levels = append(levels, "none")
+	}
+	return strings.Join(levels, ", ") + ": " + t.DomainSource()
+}
+
 // TopologySource says where the topology came from, for people.
 func TopologySource(t *topology.Topology) string {
 	if t == nil {

@@ -49,6 +49,9 @@ func buildInput(t testing.TB, trace, topoFlag string) *Input {
 	path := strings.TrimPrefix(trace, "../")
 	// Goldens show paths as from the repository root, as the command would.
 	topo.Source = strings.Replace(topo.Source, "file:../", "file:", 1)
+	if topo.Kernel != nil {
+		topo.Kernel.Source = strings.Replace(topo.Kernel.Source, "file:../", "file:", 1)
+	}
 	in := &Input{Trace: NewTrace(tl, path), Analysis: a, Command: "schedlens report " + path, Version: "test"}
 	if topoFlag != "" {
 		in.Command = "schedlens report --topology=" + topoFlag + " " + path

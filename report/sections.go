@@ -113,6 +113,7 @@ func (r *writer) traceSection() {
 	}
 	rows = append(rows, [2]string{"format", format})
 	rows = append(rows, [2]string{"CPUs", fmt.Sprintf("%d; topology %s: %s", t.CPUs, TopologySource(r.a.Topology), TopologySummary(r.a.Topology))})
+	rows = append(rows, [2]string{"domains", DomainsSummary(r.a.Topology)})
 	win := r.window()
 	if r.a.Window.Start == t.ValidStart && t.ValidStart > t.Start {
 		win += fmt.Sprintf("; the trace starts at %s but not every CPU had recorded by then", t.Start.Seconds())

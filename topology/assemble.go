@@ -216,3 +216,110 @@ func assemble(raws []rawCPU) (*Topology, error) {
 	}
 	return t, nil
 }
+
+// lastLevelCache returns the cache of caches (one CPU's) that is its LLC:
+// the data or unified cache of the highest level, unified preferred on a
+// tie; nil when there is none.
+func lastLevelCache(caches []CacheInfo) *CacheInfo {
+	var best *CacheInfo
+	for i := range caches {
+		c := &caches[i]
+		if c.Type == "Instruction" {
+			continue
+		}
+		if best == nil || c.Level > best.Level || (c.Level == best.Level && c.Type == "Unified" && best.Type != "Unified") {
+			best = c
+		}
+	}
+	return best
+}
+
+// useKernelView fills in the per-CPU records what kv knows: the LLC from
+// the caches' shared_cpu_list (the last level, see lastLevelCache) and the
+// cluster from cluster_cpus_list or cluster_id. Without cache information,
+// the LLC is the span of each CPU's highest SD_SHARE_LLC domain when the
+// kernel listed one for every online CPU (the kernel's sd_llc). It returns
+// the notes to add.
+func useKernelView(raws []rawCPU, kv *KernelView, lists listInterner) ([]string, error) {
+	byID := map[int]*rawCPU{}
+	for i := range raws {
+		if !raws[i].offline {
+			byID[raws[i].id] = &raws[i]
+		}
+	}
+	set := func(dst **cpuList, s CPUSet) error {
+		l, err := lists.parse(s.String())
+		if err != nil {
+			return err
+		}
+		*dst = l
+		return nil
+	}
+	caches := map[int][]CacheInfo{}
+	for _, c := range kv.Caches {
+		caches[c.CPU] = append(caches[c.CPU], c)
+	}
+	for cpu, cs := range caches {
+		r := byID[cpu]
+		if r == nil {
+			continue
+		}
+		if llc := lastLevelCache(cs); llc != nil {
+			if err := set(&r.llcCPUs, llc.Shared); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, cl := range kv.Clusters {
+		r := byID[cl.CPU]
+		if r == nil {
+			continue
+		}
+		if !cl.CPUs.Empty() {
+			if err := set(&r.clusterCPUs, cl.CPUs); err != nil {
+				return nil, err
+			}
+		}
+		if cl.ID >= 0 {
+			r.clusterID = cl.ID
+		}
+	}
+	if len(caches) > 0 || !kv.HasDomains() {
+		return nil, nil
+	}
+	sdLLC := map[int]KernelDomain{}
+	for _, d := range kv.Domains {
+		if KernelFlags(d.Flags)&ShareLLC == 0 {
+			continue
+		}
+		if cur, ok := sdLLC[d.CPU]; !ok || d.Level > cur.Level {
+			sdLLC[d.CPU] = d
+		}
+	}
+	for cpu := range byID {
+		if _, ok := sdLLC[cpu]; !ok {
+			return nil, nil
+		}
+	}
+	for cpu, r := range byID {
+		if err := set(&r.llcCPUs, sdLLC[cpu].Span); err != nil {
+			return nil, err
+		}
+	}
+	return []string{"no cache information: the LLC is taken from the kernel's SD_SHARE_LLC domains"}, nil
+}
+
+// attachKernel sets t.Kernel to kv and checks it against t (Validate).
+// When kv lists domains that differ from the derived ones, a note says
+// where.
+func (t *Topology) attachKernel(kv *KernelView) error {
+	t.Kernel = kv
+	if err := t.Validate(); err != nil {
+		t.Kernel = nil
+		return err
+	}
+	if n := t.kernelDomainsNote(); n != "" && !slices.Contains(t.Notes, n) {
+		t.Notes = append(t.Notes, n)
+	}
+	return nil
+}

@@ -75,3 +75,41 @@ func FormatCPUList(cpus []int) string {
 	}
 	return b.String()
 }
+
+// ParseCPUMask parses a CPU bitmap as the kernel prints it with %*pb (the
+// cpumask column of /proc/schedstat, the cpu_map files): hexadecimal, most
+// significant word first, 32-bit words separated by commas, such as "3f" or
+// "00000001,00000000". It returns the ascending CPU numbers of the set bits;
+// a mask with no bit set is an error, as are CPUs of 65536 and above.
+func ParseCPUMask(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	words := strings.Split(s, ",")
+	if len(words) > maxCPUs/32 {
+		return nil, fmt.Errorf("CPU mask of %d words: at most %d CPUs supported", len(words), maxCPUs)
+	}
+	var out []int
+	for i := len(words) - 1; i >= 0; i-- {
+		w := words[i]
+		if w == "" || len(w) > 8 || (i > 0 && len(w) != 8) {
+			return nil, fmt.Errorf("CPU mask %q: want hexadecimal words of up to 32 bits separated by commas (like 3f or 00000001,ffffffff)", s)
+		}
+		v, err := strconv.ParseUint(w, 16, 32)
+		if err != nil {
+			return nil, fmt.Errorf("CPU mask %q: %q is not hexadecimal", s, w)
+		}
+		base := 32 * (len(words) - 1 - i)
+		for b := 0; v != 0; b++ {
+			if v&1 != 0 {
+				if base+b >= maxCPUs {
+					return nil, fmt.Errorf("CPU mask %q: CPU %d above the supported %d", s, base+b, maxCPUs-1)
+				}
+				out = append(out, base+b)
+			}
+			v >>= 1
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("CPU mask %q has no CPU", s)
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 // Package topology models the CPUs a trace was recorded on: logical CPUs, SMT
 // siblings, cores, clusters and LLC domains, packages, NUMA nodes and per-CPU
-// capacity, with the sched-domain levels derived from them.
+// capacity, with the sched-domain levels: derived from them, or as the
+// recording kernel listed them.
 //
 // It imports nothing from this module (ingest, timeline, metrics and replay
 // import it). Its positioned ParseError has the shape of
@@ -20,7 +21,18 @@
 // Helpers answer what the metrics and the replay ask: Siblings, LLC,
 // NodeCPUs, Relation (same, smt, llc, cross_llc, cross_numa), Perf,
 // MaxCapacity, Asymmetric, and Domains, the sched-domain levels (SMT, CLS,
-// MC, PKG, NUMA) the kernel would build, with their flags.
+// MC, PKG, NUMA) with their flags per CPU.
+//
+// # The kernel's own view
+//
+// Topology.Kernel (a KernelView) keeps what the recording machine's kernel
+// reported: every cache (level, type, shared_cpu_list), the cluster ids and
+// lists, the sched domains (spans from /proc/schedstat, names and SD_*
+// flags from debugfs) and the release. The LLC is the last cache level's
+// sharing set. When the view lists domains, Domains returns them (a domain
+// without a recorded name or flags is classified from the CPUs); else
+// Domains derives the levels (DerivedDomains). DomainSource says which,
+// and a note names the first difference between the two when both exist.
 //
 // # Sources
 //
@@ -28,7 +40,9 @@
 // --topology FILE|PRESET, the topology the trace carries (Perfetto system
 // info), a topology.json or topology.txt next to the trace, and last N
 // identical CPUs (Source "default"). A topology with fewer CPUs than the
-// trace is an error.
+// trace is an error. Load reads the sched-domains.txt beside a topology
+// file (ReadKernelView) into Topology.Kernel. Capture reads a live
+// machine's sysfs, /proc/schedstat and debugfs (Roots).
 //
 // # topology.txt
 //
@@ -39,16 +53,29 @@
 //
 // cpu, core_id, package, thread_siblings and core_siblings are required;
 // die, cluster and capacity may be empty. Cores are the thread_siblings
-// groups. The file has no cache information, so the LLC is the
-// core_siblings (package) group; an empty capacity is 1024; a cluster of
-// 65535 or -1 means none; there is no NUMA information, so each package is
-// taken as one node. A line whose fields are all empty but cpu is an
-// offline CPU.
+// groups. The file has no cache information: the LLC comes from the caches
+// of a sched-domains.txt beside it, else it is the core_siblings (package)
+// group; an empty capacity is 1024; a cluster of 65535 or -1 means none;
+// there is no NUMA information, so each package is taken as one node. A
+// line whose fields are all empty but cpu is an offline CPU.
+//
+// # sched-domains.txt
+//
+// The concatenation of /proc/schedstat, the debugfs domain names and flags,
+// the cluster lists and the cache lists that shared/tools/qemu writes:
+//
+//	version 16
+//	cpu0 0 0 0 0 0 0 11712969456 425463760 659
+//	domain0 39 0 0 0 ...
+//	cpu0/domain0: name=MC flags=SD_BALANCE_NEWIDLE ... SD_SHARE_LLC
+//	cpu0: cluster_cpus=0,3-5 package_cpus=0-5 die_cpus=
+//	cpu0 index2: L2 Unified shared=0,3-5
 //
 // # topology.json
 //
 // What Capture and WriteJSON write and ReadJSON reads; unknown keys are
-// errors:
+// errors; the "kernel" section (release, source, caches, clusters, domains)
+// is optional:
 //
 //	{
 //	  "source": "sysfs:/sys",

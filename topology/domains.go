@@ -84,33 +84,66 @@ func (f *DomainFlags) UnmarshalJSON(b []byte) error {
 // Domain is one sched-domain level.
 type Domain struct {
 	// Name is the kernel's level name: "SMT", "CLS", "MC", "PKG" or
-	// "NUMA" (every NUMA level is called NUMA, as in the kernel).
-	Name  string      `json:"name"`
+	// "NUMA" (every NUMA level is called NUMA, as in the kernel); from a
+	// kernel listing, whatever name the kernel gave.
+	Name string `json:"name"`
+	// Flags are the flags of the level: the union of CPUFlags.
 	Flags DomainFlags `json:"flags"`
 	// Spans[cpu] lists the CPUs of cpu's domain at this level, ascending;
 	// nil where the level is degenerate for cpu (the kernel removes it).
 	// The CPUs of one group share one slice: do not modify it.
 	Spans [][]int `json:"spans"`
+	// CPUFlags[cpu] are the flags of cpu's domain at this level, as the
+	// kernel sets them per domain (asym-capacity, for one, depends on the
+	// span); 0 where Spans[cpu] is nil. Read them through FlagsOf.
+	CPUFlags []DomainFlags `json:"cpu_flags,omitempty"`
+}
+
+// FlagsOf returns the flags of cpu's domain at this level: CPUFlags[cpu]
+// when known, else the level's Flags; 0 where the level is degenerate for
+// cpu or cpu is out of range.
+func (d Domain) FlagsOf(cpu int) DomainFlags {
+	if cpu < 0 || cpu >= len(d.Spans) || d.Spans[cpu] == nil {
+		return 0
+	}
+	if cpu < len(d.CPUFlags) {
+		return d.CPUFlags[cpu]
+	}
+	return d.Flags
 }
 
 // Groups returns the distinct non-nil spans of d, ordered by their lowest
 // CPU.
 func (d Domain) Groups() [][]int {
 	var out [][]int
-	seen := map[int]bool{} // lowest CPU of a span already listed
+	slice := map[*int]bool{}  // span slices seen (the CPUs of a group share one)
+	seen := map[string]bool{} // spans listed, by content
 	for _, s := range d.Spans {
-		if len(s) == 0 || seen[s[0]] {
+		if len(s) == 0 || slice[&s[0]] {
 			continue
 		}
-		seen[s[0]] = true
+		slice[&s[0]] = true
+		k := FormatCPUList(s)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		out = append(out, s)
 	}
-	slices.SortFunc(out, func(a, b []int) int { return a[0] - b[0] })
+	slices.SortStableFunc(out, func(a, b []int) int { return a[0] - b[0] })
 	return out
 }
 
-// Domains derives the sched-domain levels the kernel would build on t,
-// lowest first. An invalid topology (see Validate) gives nil.
+// Domains returns the sched-domain levels of t, lowest first: the
+// kernel's own listing when t.Kernel has one (see KernelView; a domain
+// recorded without a name or flags gets them from the topology), else
+// DerivedDomains. DomainSource says which. An invalid topology (see
+// Validate) gives nil.
+func (t *Topology) Domains() []Domain { return t.domains() }
+
+// DerivedDomains derives the sched-domain levels the kernel would build on
+// t, lowest first, from its CPUs alone (ignoring a kernel listing). A
+// topology whose CPUs are invalid (see Validate) gives nil.
 //
 // The model follows default_topology and sched_init_numa in
 // kernel/sched/topology.c:
@@ -132,16 +165,19 @@ func (d Domain) Groups() [][]int {
 //
 // Flags are per level: a flag is set when it holds for the span of at
 // least one CPU.
-func (t *Topology) Domains() []Domain {
-	if t.Validate() != nil {
+func (t *Topology) DerivedDomains() []Domain {
+	if t.validateCPUs() != nil {
 		return nil
 	}
+	return t.derivedDomains()
+}
+
+func (t *Topology) derivedDomains() []Domain {
 	n := len(t.CPUs)
-	capacities := map[int]bool{}
+	nCaps := t.capacityClasses()
 	llcSize := map[int]int{}
 	nodeCPUs := map[int][]int{}
 	for i, c := range t.CPUs {
-		capacities[c.Capacity] = true
 		llcSize[c.Cluster]++
 		nodeCPUs[c.Node] = append(nodeCPUs[c.Node], i)
 	}
@@ -202,24 +238,9 @@ func (t *Topology) Domains() []Domain {
 		// Flags of each group's span, computed once per group.
 		groupFlags := map[[2]int]DomainFlags{}
 		for k, span := range groups {
-			caps, prios := map[int]bool{}, map[int]bool{}
-			for _, c := range span {
-				caps[t.CPUs[c].Capacity] = true
-				prios[t.CPUs[c].Prio] = true
-			}
-			var f DomainFlags
-			if len(caps) > 1 {
-				f |= AsymCapacity
-				if len(caps) == len(capacities) {
-					f |= AsymCapacityFull
-				}
-			}
-			if len(prios) > 1 && lv.name != "SMT" {
-				f |= AsymPacking
-			}
-			groupFlags[k] = f
+			groupFlags[k] = lv.flags | t.spanFlags(span, lv.name == "SMT", nCaps)
 		}
-		dom := Domain{Name: lv.name, Flags: lv.flags, Spans: make([][]int, n)}
+		dom := Domain{Name: lv.name, Flags: lv.flags, Spans: make([][]int, n), CPUFlags: make([]DomainFlags, n)}
 		kept := false
 		for i := range t.CPUs {
 			k := lv.key(&t.CPUs[i])
@@ -231,6 +252,7 @@ func (t *Topology) Domains() []Domain {
 				continue // CLS spanning the whole LLC: MC stands for it
 			}
 			dom.Spans[i] = span
+			dom.CPUFlags[i] = groupFlags[k]
 			dom.Flags |= groupFlags[k]
 			below[i] = len(span)
 			kept = true

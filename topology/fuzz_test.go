@@ -3,6 +3,7 @@ package topology
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -120,6 +121,45 @@ func FuzzReadJSON(f *testing.F) {
 	})
 }
 
+func FuzzReadKernelView(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join(fixtures, "*", KernelFileName))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(junoSchedstat(17)))
+	f.Add([]byte("cpu0 0\ndomain0 3 0\ncpu1 0\ndomain0 3 0\ncpu0/domain0: name=MC flags=SD_SHARE_LLC\ncpu1 index3: L3 Unified shared=0-1\ncpu1: cluster_cpus=1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kv, err := ReadKernelView(bytes.NewReader(data), "fuzz.txt")
+		if err != nil {
+			if kv != nil {
+				t.Fatalf("error %v with a non-nil view", err)
+			}
+			return
+		}
+		// Attached to identical CPUs, enough of them: when it validates,
+		// every invariant holds, the kernel's domains included.
+		n := 1
+		for _, d := range kv.Domains {
+			n = max(n, d.Span.Max()+1, d.CPU+1)
+		}
+		for _, c := range kv.Caches {
+			n = max(n, c.Shared.Max()+1, c.CPU+1)
+		}
+		if n > 256 {
+			return
+		}
+		topo := Symmetric(n)
+		if err := topo.attachKernel(kv); err != nil {
+			return
+		}
+		checkInvariants(t, topo)
+	})
+}
+
 func BenchmarkReadText(b *testing.B) {
 	data, err := os.ReadFile("../fixtures/real/qemu-smt8-hackbench/topology.txt")
 	if err != nil {
@@ -159,7 +199,7 @@ func BenchmarkRelation(b *testing.B) {
 }
 
 func BenchmarkDomains(b *testing.B) {
-	topo, err := Capture("testdata/sysfs-2node-smt")
+	topo, err := Capture(Roots{Sys: "testdata/sysfs-2node-smt"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,6 +207,41 @@ func BenchmarkDomains(b *testing.B) {
 	for b.Loop() {
 		if len(topo.Domains()) == 0 {
 			b.Fatal("no domains")
+		}
+	}
+}
+
+// BenchmarkKernelDomains measures Domains on a 1024-CPU machine (512 SMT
+// cores, 2 NUMA nodes) whose kernel listing has SMT, MC and NUMA domains
+// for every CPU: the spans of one group must be shared, not copied per CPU.
+func BenchmarkKernelDomains(b *testing.B) {
+	topo := mustPreset(b, "smt2-512")
+	for i := range topo.CPUs {
+		topo.CPUs[i].Node = i / 512
+		topo.CPUs[i].Cluster = i / 512
+	}
+	topo.Kernel = &KernelView{}
+	for _, d := range topo.DerivedDomains() {
+		for cpu, span := range d.Spans {
+			if span == nil {
+				continue
+			}
+			level := 0
+			for _, k := range topo.Kernel.Domains {
+				if k.CPU == cpu {
+					level++
+				}
+			}
+			topo.Kernel.Domains = append(topo.Kernel.Domains, KernelDomain{CPU: cpu, Level: level, Name: d.Name, Span: NewCPUSet(span...), Flags: []string{"SD_SHARE_LLC"}})
+		}
+	}
+	if err := topo.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(topo.Domains()) != 3 {
+			b.Fatal("want SMT, MC, NUMA")
 		}
 	}
 }

@@ -25,9 +25,22 @@ func fixtureTopologies(t testing.TB) []string {
 	return paths
 }
 
+// fixtureWant is what a fixture's files say about its machine, checked
+// by hand against topology.txt, sched-domains.txt and meta.txt.
+var fixtureWant = map[string]struct {
+	asym bool
+	llcs string // the LLC groups, "0-1" or "0,3-5 1-2"
+}{
+	"qemu-juno-asym":      {true, "0,3-5 1-2"}, // L2 per cluster: CPUs 1-2 big, 0,3-5 little
+	"qemu-smt8-hackbench": {false, "0-7"},      // L3 shared by all 8
+	"qemu-smt8-pingpong":  {false, "0-7"},
+}
+
 func TestReadTextFixtures(t *testing.T) {
+	kernelListings := 0
 	for _, path := range fixtureTopologies(t) {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+		name := filepath.Base(filepath.Dir(path))
+		t.Run(name, func(t *testing.T) {
 			topo, err := Load(path)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
@@ -40,47 +53,83 @@ func TestReadTextFixtures(t *testing.T) {
 			if got := topo.Source; got != "file:"+path {
 				t.Errorf("Source = %q, want %q", got, "file:"+path)
 			}
-			if topo.Asymmetric() {
-				t.Errorf("Asymmetric() = true, want false: every fixture is symmetric")
-			}
-			if !slices.ContainsFunc(topo.Notes, func(s string) bool { return strings.Contains(s, "LLC is taken to be the package") }) {
-				t.Errorf("Notes = %q, want the LLC inference noted", topo.Notes)
-			}
+			llcNoted := slices.ContainsFunc(topo.Notes, func(s string) bool { return strings.Contains(s, "LLC is taken to be the package") })
 			// Check against the guest's own sched domains when recorded.
-			sd := filepath.Join(filepath.Dir(path), "sched-domains.txt")
-			if _, err := os.Stat(sd); err == nil {
-				checkKernelDomains(t, topo, sd)
-			} else if got, want := domainSummary(topo), []string{"MC[share-llc]:0-1"}; !slices.Equal(got, want) {
-				// The 2-CPU development VM: no SMT, one LLC.
-				t.Errorf("Domains() = %q, want %q", got, want)
+			sd := filepath.Join(filepath.Dir(path), KernelFileName)
+			if _, err := os.Stat(sd); err != nil {
+				// The 2-CPU development VMs: no SMT, one LLC, no cache
+				// information.
+				if topo.Asymmetric() || topo.UsesKernelDomains() || !llcNoted {
+					t.Errorf("Asymmetric() = %v, UsesKernelDomains() = %v, Notes = %q; want symmetric, derived domains, the LLC inference noted", topo.Asymmetric(), topo.UsesKernelDomains(), topo.Notes)
+				}
+				if got, want := domainSummary(topo), []string{"MC[share-llc]:0-1"}; !slices.Equal(got, want) {
+					t.Errorf("Domains() = %q, want %q", got, want)
+				}
+				return
 			}
+			kernelListings++
+			want, ok := fixtureWant[name]
+			if !ok {
+				t.Fatalf("no fixtureWant entry for %s: add what its files say", name)
+			}
+			if topo.Asymmetric() != want.asym {
+				t.Errorf("Asymmetric() = %v, want %v", topo.Asymmetric(), want.asym)
+			}
+			var llcs []string
+			for cpu := range topo.CPUs {
+				if l := FormatCPUList(topo.LLC(cpu)); !slices.Contains(llcs, l) {
+					llcs = append(llcs, l)
+				}
+			}
+			slices.Sort(llcs)
+			if got := strings.Join(llcs, " "); got != want.llcs {
+				t.Errorf("LLCs = %s, want %s (the last cache level of %s)", got, want.llcs, sd)
+			}
+			if llcNoted {
+				t.Errorf("Notes = %q: the LLC comes from %s's cache lines, not from the package", topo.Notes, sd)
+			}
+			if !topo.UsesKernelDomains() || topo.DomainSource() != "the kernel's listing (file:"+sd+")" {
+				t.Errorf("DomainSource() = %q, want the kernel's listing from %s", topo.DomainSource(), sd)
+			}
+			if slices.ContainsFunc(topo.Notes, func(s string) bool { return strings.Contains(s, "differ") }) {
+				t.Errorf("Notes = %q: the derived domains should agree with the kernel's", topo.Notes)
+			}
+			kernel := readKernelDomains(t, sd)
+			t.Run("derived", func(t *testing.T) { checkKernelDomains(t, topo.NCPU(), topo.DerivedDomains(), kernel) })
+			t.Run("listing", func(t *testing.T) { checkKernelDomains(t, topo.NCPU(), topo.Domains(), kernel) })
 		})
+	}
+	if kernelListings < 3 {
+		t.Errorf("%d fixtures with a %s, want at least the three qemu ones", kernelListings, KernelFileName)
 	}
 }
 
-// checkKernelDomains compares Domains with a sched-domains.txt the kernel
-// wrote: per CPU, the names from debugfs and the spans from the cpumasks
-// in /proc/schedstat must match, level by level.
-func checkKernelDomains(t *testing.T, topo *Topology, path string) {
+// kernelLevel is one domain of one CPU in a sched-domains.txt.
+type kernelLevel struct {
+	name  string
+	span  []int
+	flags []string
+}
+
+// readKernelDomains reads the per-CPU domains of a sched-domains.txt the
+// kernel wrote: the names and flags from debugfs, the spans from the
+// cpumasks in /proc/schedstat. It is written apart from ReadKernelView
+// so that the two check each other.
+func readKernelDomains(t *testing.T, path string) map[int][]kernelLevel {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	type level struct {
-		name  string
-		span  []int
-		flags []string
-	}
-	kernel := map[int][]level{}
+	kernel := map[int][]kernelLevel{}
 	cur := -1
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		fields := strings.Fields(line)
 		switch {
-		case len(fields) > 2 && strings.HasPrefix(fields[0], "cpu") && !strings.Contains(fields[0], "/") && !strings.HasSuffix(fields[0], ":"):
+		case len(fields) > 2 && strings.HasPrefix(fields[0], "cpu") && !strings.Contains(fields[0], "/") && !strings.HasSuffix(fields[0], ":") && !strings.HasPrefix(fields[1], "index"):
 			cur, _ = strconv.Atoi(strings.TrimPrefix(fields[0], "cpu"))
 		case len(fields) > 2 && strings.HasPrefix(fields[0], "domain") && cur >= 0:
 			k, _ := strconv.Atoi(strings.TrimPrefix(fields[0], "domain"))
@@ -95,17 +144,16 @@ func checkKernelDomains(t *testing.T, topo *Topology, path string) {
 				}
 			}
 			for len(kernel[cur]) <= k {
-				kernel[cur] = append(kernel[cur], level{})
+				kernel[cur] = append(kernel[cur], kernelLevel{})
 			}
 			kernel[cur][k].span = span
 		case strings.Contains(line, "/domain") && strings.Contains(line, "name="):
-			var c, k int
 			head, rest, _ := strings.Cut(line, ":")
 			cs, ks, _ := strings.Cut(head, "/")
-			c, _ = strconv.Atoi(strings.TrimPrefix(cs, "cpu"))
-			k, _ = strconv.Atoi(strings.TrimPrefix(ks, "domain"))
+			c, _ := strconv.Atoi(strings.TrimPrefix(cs, "cpu"))
+			k, _ := strconv.Atoi(strings.TrimPrefix(ks, "domain"))
 			for len(kernel[c]) <= k {
-				kernel[c] = append(kernel[c], level{})
+				kernel[c] = append(kernel[c], kernelLevel{})
 			}
 			for _, f := range strings.Fields(rest) {
 				if n, ok := strings.CutPrefix(f, "name="); ok {
@@ -118,16 +166,25 @@ func checkKernelDomains(t *testing.T, topo *Topology, path string) {
 			}
 		}
 	}
-	if len(kernel) != topo.NCPU() {
-		t.Fatalf("%s describes %d CPUs, topology has %d", path, len(kernel), topo.NCPU())
+	return kernel
+}
+
+// checkKernelDomains compares domains with the kernel's, per CPU and level:
+// name, span and the modelled flags of that CPU's domain.
+func checkKernelDomains(t *testing.T, ncpu int, doms []Domain, kernel map[int][]kernelLevel) {
+	t.Helper()
+	if len(kernel) != ncpu {
+		t.Fatalf("the kernel's listing describes %d CPUs, topology has %d", len(kernel), ncpu)
 	}
-	doms := topo.Domains()
-	flagOf := map[string]DomainFlags{"SD_SHARE_CPUCAPACITY": ShareCapacity, "SD_SHARE_LLC": ShareLLC, "SD_CLUSTER": ClusterFlag, "SD_ASYM_CPUCAPACITY": AsymCapacity, "SD_ASYM_PACKING": AsymPacking, "SD_NUMA": NUMAFlag}
-	for cpu := 0; cpu < topo.NCPU(); cpu++ {
-		var got []level
+	flagOf := map[string]DomainFlags{"SD_SHARE_CPUCAPACITY": ShareCapacity, "SD_SHARE_LLC": ShareLLC, "SD_CLUSTER": ClusterFlag,
+		"SD_ASYM_CPUCAPACITY": AsymCapacity, "SD_ASYM_CPUCAPACITY_FULL": AsymCapacityFull, "SD_ASYM_PACKING": AsymPacking, "SD_NUMA": NUMAFlag}
+	for cpu := 0; cpu < ncpu; cpu++ {
+		var got []kernelLevel
+		var gotFlags []DomainFlags
 		for _, d := range doms {
 			if d.Spans[cpu] != nil {
-				got = append(got, level{name: d.Name, span: d.Spans[cpu], flags: d.Flags.Names()})
+				got = append(got, kernelLevel{name: d.Name, span: d.Spans[cpu]})
+				gotFlags = append(gotFlags, d.FlagsOf(cpu))
 			}
 		}
 		want := kernel[cpu]
@@ -143,8 +200,8 @@ func checkKernelDomains(t *testing.T, topo *Topology, path string) {
 			for _, f := range want[k].flags {
 				wantFlags |= flagOf[f]
 			}
-			if gotFlags := doms[slices.IndexFunc(doms, func(d Domain) bool { return d.Name == got[k].name })].Flags; gotFlags != wantFlags {
-				t.Errorf("cpu %d domain%d flags = %v, kernel has %v (modelled ones)", cpu, k, gotFlags, wantFlags)
+			if gotFlags[k] != wantFlags {
+				t.Errorf("cpu %d domain%d flags = %v, kernel has %v (modelled ones)", cpu, k, gotFlags[k], wantFlags)
 			}
 		}
 	}
@@ -256,7 +313,7 @@ func TestReadTextErrors(t *testing.T) {
 
 func TestCapture2NodeSMT(t *testing.T) {
 	root := filepath.Join("testdata", "sysfs-2node-smt")
-	topo, err := Capture(root)
+	topo, err := Capture(Roots{Sys: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +370,7 @@ func TestCapture2NodeSMT(t *testing.T) {
 }
 
 func TestCaptureJunoMatchesPreset(t *testing.T) {
-	got, err := Capture(filepath.Join("testdata", "sysfs-juno-r2"))
+	got, err := Capture(Roots{Sys: filepath.Join("testdata", "sysfs-juno-r2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +434,7 @@ func TestCaptureOfflineAndFallbacks(t *testing.T) {
 	files["devices/system/cpu/cpu2/online"] = "0" // offline: no topology directory
 	files["devices/system/cpu/cpufreq/x"] = "not a cpu directory"
 	root := writeTree(t, files)
-	topo, err := Capture(root)
+	topo, err := Capture(Roots{Sys: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,13 +487,13 @@ func TestCaptureErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := base()
 			tc.mutate(m)
-			_, err := Capture(writeTree(t, m))
+			_, err := Capture(Roots{Sys: writeTree(t, m)})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Capture error = %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := Capture(filepath.Join(t.TempDir(), "absent")); err == nil {
+	if _, err := Capture(Roots{Sys: filepath.Join(t.TempDir(), "absent")}); err == nil {
 		t.Errorf("Capture of a missing root succeeded")
 	}
 }
@@ -447,7 +504,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		topos = append(topos, mustPreset(t, name))
 	}
 	for _, root := range []string{"sysfs-2node-smt", "sysfs-juno-r2"} {
-		c, err := Capture(filepath.Join("testdata", root))
+		c, err := Capture(Roots{Sys: filepath.Join("testdata", root)})
 		if err != nil {
 			t.Fatal(err)
 		}

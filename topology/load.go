@@ -22,7 +22,42 @@ var FileNames = []string{"topology.json", "topology.txt"}
 // or a topology.txt snapshot (see ReadText). It sniffs the format: a file
 // whose first non-blank byte is '{' is JSON. The result's Source is
 // "file:"+path.
+//
+// When a sched-domains.txt (KernelFileName) sits in the same directory,
+// Load reads it (ReadKernelView) and attaches it as Topology.Kernel: for
+// a topology.txt its caches and clusters also give the LLCs and clusters,
+// and its domains become those Domains returns. A JSON file that carries
+// its own "kernel" section keeps it and ignores the neighbour.
 func Load(path string) (*Topology, error) {
+	data, err := readLimited(path)
+	if err != nil {
+		return nil, err
+	}
+	kvPath := filepath.Join(filepath.Dir(path), KernelFileName)
+	kv, err := loadKernelView(kvPath)
+	if err != nil {
+		return nil, err
+	}
+	var t *Topology
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		t, err = ReadJSON(bytes.NewReader(data), path)
+		if err == nil && kv != nil && t.Kernel == nil {
+			if aerr := t.attachKernel(kv); aerr != nil {
+				err = &ParseError{File: kvPath, Msg: aerr.Error(), Err: aerr}
+			}
+		}
+	} else {
+		t, err = readText(bytes.NewReader(data), path, kv, kvPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Source = "file:" + path
+	return t, nil
+}
+
+// readLimited reads a file of at most maxFile bytes.
+func readLimited(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -35,17 +70,26 @@ func Load(path string) (*Topology, error) {
 	if len(data) > maxFile {
 		return nil, &ParseError{File: path, Msg: "file larger than 16 MiB: not a topology file", Err: ErrBadField}
 	}
-	var t *Topology
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		t, err = ReadJSON(bytes.NewReader(data), path)
-	} else {
-		t, err = ReadText(bytes.NewReader(data), path)
+	return data, nil
+}
+
+// loadKernelView reads the kernel's view from path (a sched-domains.txt),
+// or returns nil when there is no such regular file. Its Source is
+// "file:"+path.
+func loadKernelView(path string) (*KernelView, error) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, nil
 	}
+	data, err := readLimited(path)
 	if err != nil {
 		return nil, err
 	}
-	t.Source = "file:" + path
-	return t, nil
+	kv, err := ReadKernelView(bytes.NewReader(data), path)
+	if err != nil {
+		return nil, err
+	}
+	kv.Source = "file:" + path
+	return kv, nil
 }
 
 // ReadJSON reads a topology in the JSON form WriteJSON writes:
@@ -104,66 +148,98 @@ func lineAt(data []byte, off int64) int {
 	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }
 
-// WriteJSON writes t as indented JSON with one CPU per line, the form
-// ReadJSON and Load read back.
+// WriteJSON writes t as indented JSON with one CPU per line (and one
+// cache, cluster or kernel domain per line in the "kernel" section), the
+// form ReadJSON and Load read back.
 func WriteJSON(w io.Writer, t *Topology) error {
-	var b bytes.Buffer
-	field := func(key string, v any, last bool) error {
+	var fields []string // rendered "key": value, without the trailing comma
+	add := func(indent, key string, v any) error {
 		enc, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "  %q: %s", key, enc)
-		if !last {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
+		fields = append(fields, fmt.Sprintf("%s%q: %s", indent, key, enc))
 		return nil
 	}
-	b.WriteString("{\n")
 	if t.Name != "" {
-		_ = field("name", t.Name, false)
+		_ = add("  ", "name", t.Name)
 	}
-	_ = field("source", t.Source, false)
-	b.WriteString(`  "cpus": [` + "\n")
-	for i, c := range t.CPUs {
-		enc, err := json.Marshal(c)
-		if err != nil {
+	_ = add("  ", "source", t.Source)
+	cpus, err := jsonLines(t.CPUs, "    ")
+	if err != nil {
+		return err
+	}
+	fields = append(fields, `  "cpus": `+cpus)
+	if t.NodeDistances != nil {
+		if err := add("  ", "node_distances", t.NodeDistances); err != nil {
 			return err
 		}
-		b.WriteString("    ")
+	}
+	if len(t.Notes) > 0 {
+		if err := add("  ", "notes", t.Notes); err != nil {
+			return err
+		}
+	}
+	if k := t.Kernel; k != nil {
+		outer := fields
+		fields = nil
+		if k.Release != "" {
+			_ = add("    ", "release", k.Release)
+		}
+		if k.Source != "" {
+			_ = add("    ", "source", k.Source)
+		}
+		for _, list := range []struct {
+			key string
+			v   any
+			n   int
+		}{{"caches", k.Caches, len(k.Caches)}, {"clusters", k.Clusters, len(k.Clusters)}, {"domains", k.Domains, len(k.Domains)}} {
+			if list.n == 0 {
+				continue
+			}
+			var body string
+			switch v := list.v.(type) {
+			case []CacheInfo:
+				body, err = jsonLines(v, "      ")
+			case []ClusterInfo:
+				body, err = jsonLines(v, "      ")
+			case []KernelDomain:
+				body, err = jsonLines(v, "      ")
+			}
+			if err != nil {
+				return err
+			}
+			fields = append(fields, fmt.Sprintf("    %q: %s", list.key, body))
+		}
+		inner := "{\n" + strings.Join(fields, ",\n") + "\n  }"
+		if len(fields) == 0 {
+			inner = "{}"
+		}
+		fields = append(outer, `  "kernel": `+inner)
+	}
+	_, err = io.WriteString(w, "{\n"+strings.Join(fields, ",\n")+"\n}\n")
+	return err
+}
+
+// jsonLines renders a JSON array with one element per line, each line
+// indented by indent and the closing bracket by two spaces less.
+func jsonLines[T any](items []T, indent string) (string, error) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i, it := range items {
+		enc, err := json.Marshal(it)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(indent)
 		b.Write(enc)
-		if i < len(t.CPUs)-1 {
+		if i < len(items)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("  ]")
-	rest := 0
-	if t.NodeDistances != nil {
-		rest++
-	}
-	if len(t.Notes) > 0 {
-		rest++
-	}
-	if rest > 0 {
-		b.WriteByte(',')
-	}
-	b.WriteByte('\n')
-	if t.NodeDistances != nil {
-		rest--
-		if err := field("node_distances", t.NodeDistances, rest == 0); err != nil {
-			return err
-		}
-	}
-	if len(t.Notes) > 0 {
-		if err := field("notes", t.Notes, true); err != nil {
-			return err
-		}
-	}
-	b.WriteString("}\n")
-	_, err := w.Write(b.Bytes())
-	return err
+	b.WriteString(indent[2:] + "]")
+	return b.String(), nil
 }
 
 // FileNextTo returns the topology file that sits next to a trace: the

@@ -42,7 +42,17 @@ const maxTextLine = 64 << 10
 // Topology.Notes records each such inference. A line whose fields other
 // than cpu are all empty (the script's output for an offline CPU) gives a
 // CPU alone in its core and LLC. The Source of the result is empty.
+//
+// Load also reads the sched-domains.txt next to the file, when there is
+// one, for the caches, clusters and sched domains this file lacks.
 func ReadText(r io.Reader, name string) (*Topology, error) {
+	return readText(r, name, nil, "")
+}
+
+// readText is ReadText with the kernel's view kv (read from kvName) used
+// for what topology.txt does not say (useKernelView) and attached to the
+// result; kv may be nil.
+func readText(r io.Reader, name string, kv *KernelView, kvName string) (*Topology, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxTextLine)
 	var raws []rawCPU
@@ -69,6 +79,16 @@ func ReadText(r io.Reader, name string) (*Topology, error) {
 	if len(raws) == 0 {
 		return nil, &ParseError{File: name, Msg: "no CPU lines: want lines like \"cpu=0 core_id=0 package=0 ...\"", Err: ErrBadField}
 	}
+	var notes []string
+	if kv != nil {
+		if err := kv.validate(len(raws)); err != nil {
+			return nil, &ParseError{File: kvName, Msg: err.Error(), Err: err}
+		}
+		var err error
+		if notes, err = useKernelView(raws, kv, lists); err != nil {
+			return nil, &ParseError{File: kvName, Msg: err.Error(), Err: ErrBadField}
+		}
+	}
 	t, err := assemble(raws)
 	if err != nil {
 		var pe *ParseError
@@ -76,6 +96,12 @@ func ReadText(r io.Reader, name string) (*Topology, error) {
 			pe.File = name
 		}
 		return nil, err
+	}
+	t.Notes = append(t.Notes, notes...)
+	if kv != nil {
+		if err := t.attachKernel(kv); err != nil {
+			return nil, &ParseError{File: kvName, Msg: err.Error(), Err: err}
+		}
 	}
 	return t, nil
 }

@@ -36,6 +36,10 @@ type Topology struct {
 	// Notes say what was inferred rather than read, for example "no
 	// cpu_capacity: every CPU taken as 1024". Reports print them.
 	Notes []string `json:"notes,omitempty"`
+	// Kernel is what the recording machine's kernel reported (caches,
+	// clusters, its sched domains, release); nil when nothing was read.
+	// When it lists domains, Domains returns them.
+	Kernel *KernelView `json:"kernel,omitempty"`
 }
 
 // CPU is one logical CPU.
@@ -82,6 +86,7 @@ func (t *Topology) Clone() *Topology {
 	c := *t
 	c.CPUs = slices.Clone(t.CPUs)
 	c.Notes = slices.Clone(t.Notes)
+	c.Kernel = t.Kernel.Clone()
 	if t.NodeDistances != nil {
 		c.NodeDistances = make([][]int, len(t.NodeDistances))
 		for i, row := range t.NodeDistances {
@@ -261,8 +266,30 @@ func invalid(format string, args ...any) error {
 //     capacity;
 //   - the CPUs of one LLC share a package and a node;
 //   - NodeDistances, when present, covers every node of a CPU, with the
-//     smallest distance of each row on its diagonal.
+//     smallest distance of each row on its diagonal;
+//   - Kernel, when present, names only CPUs of t; its caches and clusters
+//     hold their CPU; per CPU, its domains are numbered 0, 1, ... with
+//     spans that hold the CPU and grow strictly, and the CPUs agree on the
+//     order of the levels.
 func (t *Topology) Validate() error {
+	if err := t.validateCPUs(); err != nil {
+		return err
+	}
+	if t.Kernel != nil {
+		if err := t.Kernel.validate(len(t.CPUs)); err != nil {
+			return err
+		}
+		if t.Kernel.HasDomains() {
+			if _, err := t.kernelDomains(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateCPUs checks everything Validate does but the kernel view.
+func (t *Topology) validateCPUs() error {
 	if len(t.CPUs) == 0 {
 		return invalid("no CPUs")
 	}
@@ -337,6 +364,27 @@ func (t *Topology) Validate() error {
 		}
 	}
 	return nil
+}
+
+// domains is Domains after the checks of Validate, done once.
+func (t *Topology) domains() []Domain {
+	if t.validateCPUs() != nil {
+		return nil
+	}
+	if t.Kernel == nil {
+		return t.derivedDomains()
+	}
+	if t.Kernel.validate(len(t.CPUs)) != nil {
+		return nil
+	}
+	if !t.Kernel.HasDomains() {
+		return t.derivedDomains()
+	}
+	d, err := t.kernelDomains()
+	if err != nil {
+		return nil
+	}
+	return d
 }
 
 // nodeDistance returns the distance between nodes a and b: from

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,19 +56,34 @@ JSON file, and lists the built-in presets. See docs/topology.md.`,
 	return cmd
 }
 
+// topologyRootFlags adds the hidden flags naming the sysfs, procfs and
+// debugfs roots that capture reads (tests point them at fake trees).
+func topologyRootFlags(cmd *cobra.Command, r *topology.Roots) {
+	live := topology.LiveRoots()
+	cmd.Flags().StringVar(&r.Sys, "sysfs", live.Sys, "sysfs root to read")
+	cmd.Flags().StringVar(&r.Proc, "procfs", live.Proc, "procfs root to read (schedstat, osrelease); empty: none")
+	cmd.Flags().StringVar(&r.Debug, "debugfs", live.Debug, "debugfs root to read (sched/domains); empty: none")
+	for _, f := range []string{"sysfs", "procfs", "debugfs"} {
+		_ = cmd.Flags().MarkHidden(f)
+	}
+}
+
 func newTopologyShowCmd() *cobra.Command {
-	var flag, format, sysfs string
+	var flag, format string
+	var roots topology.Roots
 	cmd := &cobra.Command{
 		Use:   "show [--topology FILE|PRESET] [--format text|json] [TRACE_OR_DIR]",
 		Short: "Print CPUs, SMT siblings, LLCs, nodes, capacities and sched domains",
 		Long: `show prints each CPU (core, SMT siblings, cluster, LLC, package, NUMA node,
-capacity) and the sched-domain levels derived from them.
+capacity), the caches when known, and the sched-domain levels: the kernel's
+own when they were recorded (a sched-domains.txt next to the topology file,
+or a captured topology.json), else derived from the CPUs.
 
 The topology comes from --topology (a file or a preset name) when given, else
 from a topology.json or topology.txt next to TRACE (or inside DIR), else, with
-no argument, from this machine's /sys. show does not parse traces: a topology
-carried inside a Perfetto trace is used by the trace commands (report,
-idle, ...), not shown here.`,
+no argument, from this machine (/sys, /proc/schedstat and, as root, debugfs).
+show does not parse traces: a topology carried inside a Perfetto trace is
+used by the trace commands (report, idle, ...), not shown here.`,
 		Example: `  schedlens topology show fixtures/real/qemu-smt8-hackbench/trace.txt.zst
   schedlens topology show --topology juno-r2
   schedlens topology show --format json --topology topology.json`,
@@ -92,7 +108,7 @@ idle, ...), not shown here.`,
 				}
 				t, err = topology.Load(p)
 			default:
-				t, err = topology.Capture(sysfs)
+				t, err = topology.Capture(roots)
 			}
 			if err != nil {
 				return err
@@ -105,28 +121,33 @@ idle, ...), not shown here.`,
 	}
 	cmd.Flags().StringVar(&flag, "topology", "", "topology file (topology.json, topology.txt) or preset name (see 'schedlens topology presets')")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	cmd.Flags().StringVar(&sysfs, "sysfs", "/sys", "sysfs root read when neither --topology nor TRACE_OR_DIR is given")
-	_ = cmd.Flags().MarkHidden("sysfs")
+	topologyRootFlags(cmd, &roots)
 	return cmd
 }
 
 func newTopologyCaptureCmd() *cobra.Command {
-	var out, sysfs string
+	var out string
+	var roots topology.Roots
 	cmd := &cobra.Command{
 		Use:   "capture [-o FILE]",
-		Short: "Write this machine's CPU topology from /sys as JSON",
+		Short: "Write this machine's CPU topology and sched domains as JSON",
 		Long: `capture reads /sys/devices/system/cpu (core and package ids, thread and core
-siblings, cluster, cpu_capacity, the last-level cache's shared_cpu_list) and
-/sys/devices/system/node (NUMA nodes and distances) and writes the topology
-JSON that --topology and 'topology show' read. Save it as topology.json next
-to a trace recorded on this machine and the trace commands pick it up.`,
+siblings, cluster ids and lists, cpu_capacity, every cache's level, type and
+shared_cpu_list), /sys/devices/system/node (NUMA nodes and distances), the
+sched domains' spans from /proc/schedstat, their names and flags from debugfs
+(/sys/kernel/debug/sched/domains: run as root, with debugfs mounted; the
+kernel lists them there when booted with sched_verbose) and the kernel
+release, and writes the topology JSON that --topology and 'topology show'
+read. What could not be read is listed in its notes. Save it as
+topology.json next to a trace recorded on this machine and the trace
+commands pick it up.`,
 		Example: `  schedlens topology capture
   schedlens topology capture -o traces/topology.json
   schedlens topology capture | schedlens topology show --topology /dev/stdin`,
 		Args:         topologyNoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := topology.Capture(sysfs)
+			t, err := topology.Capture(roots)
 			if err != nil {
 				return err
 			}
@@ -146,8 +167,7 @@ to a trace recorded on this machine and the trace commands pick it up.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
-	cmd.Flags().StringVar(&sysfs, "sysfs", "/sys", "sysfs root to read")
-	_ = cmd.Flags().MarkHidden("sysfs")
+	topologyRootFlags(cmd, &roots)
 	return cmd
 }
 
@@ -202,6 +222,12 @@ func writeTopologyText(w io.Writer, t *topology.Topology) error {
 	if t.Name != "" && !strings.HasSuffix(t.Source, ":"+t.Name) {
 		fmt.Fprintf(&b, " (%s)", t.Name)
 	}
+	if k := t.Kernel; k != nil && k.Release != "" {
+		fmt.Fprintf(&b, "\nkernel: %s", k.Release)
+	}
+	if t.UsesKernelDomains() && t.Kernel.Source != "" {
+		fmt.Fprintf(&b, "\ndomains: %s", t.Kernel.Source)
+	}
 	fmt.Fprintf(&b, "\n%s: %s, %s, %s, %s\n", topologyPlural(t.NCPU(), "CPU", "CPUs"),
 		topologyPlural(cores, "core", "cores"), topologyPlural(llcs, "LLC", "LLCs"),
 		topologyPlural(pkgs, "package", "packages"), topologyPlural(nodes, "NUMA node", "NUMA nodes"))
@@ -255,7 +281,22 @@ func writeTopologyText(w io.Writer, t *topology.Topology) error {
 		return err
 	}
 
-	b.WriteString("\nsched domains (derived, lowest level first):\n")
+	if caches := topologyCaches(t); len(caches) > 0 {
+		b.WriteString("\ncaches:\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, c := range caches {
+			fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	if t.UsesKernelDomains() {
+		b.WriteString("\nsched domains (the kernel's, lowest level first):\n")
+	} else {
+		b.WriteString("\nsched domains (derived, lowest level first):\n")
+	}
 	if len(doms) == 0 {
 		b.WriteString("  none: a single CPU\n")
 	}
@@ -286,11 +327,77 @@ func writeTopologyText(w io.Writer, t *topology.Topology) error {
 	if len(t.Notes) > 0 {
 		b.WriteString("\nnotes:\n")
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "  - %s\n", n)
+			b.WriteString(wrapText("  - ", n, 80) + "\n")
 		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// topologyCache is one cache level and type of t with its sharing groups.
+type topologyCache struct {
+	Name    string  `json:"name"` // "L2 unified"
+	Groups  [][]int `json:"groups"`
+	Summary string  `json:"-"` // "{0,3-5} {1-2}", "per CPU", "16 groups of 2"
+}
+
+// topologyCaches lists the caches of t.Kernel by level and type, each with
+// its distinct sharing groups ordered by lowest CPU.
+func topologyCaches(t *topology.Topology) []topologyCache {
+	if t.Kernel == nil {
+		return nil
+	}
+	type key struct {
+		level int
+		typ   string
+	}
+	groups := map[key][][]int{}
+	var keys []key
+	for _, c := range t.Kernel.Caches {
+		k := key{c.Level, c.Type}
+		cpus := c.Shared.CPUs()
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		dup := false
+		for _, g := range groups[k] {
+			dup = dup || slices.Equal(g, cpus)
+		}
+		if !dup {
+			groups[k] = append(groups[k], cpus)
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.level != b.level {
+			return a.level - b.level
+		}
+		return strings.Compare(a.typ, b.typ)
+	})
+	var out []topologyCache
+	for _, k := range keys {
+		gs := groups[k]
+		slices.SortFunc(gs, func(a, b []int) int { return a[0] - b[0] })
+		c := topologyCache{Name: fmt.Sprintf("L%d %s", k.level, strings.ToLower(k.typ)), Groups: gs}
+		single, same := true, true
+		for _, g := range gs {
+			single = single && len(g) == 1
+			same = same && len(g) == len(gs[0])
+		}
+		switch {
+		case single:
+			c.Summary = "per CPU"
+		case len(gs) > 8 && same:
+			c.Summary = fmt.Sprintf("%d groups of %d", len(gs), len(gs[0]))
+		default:
+			var parts []string
+			for _, g := range gs {
+				parts = append(parts, "{"+topology.FormatCPUList(g)+"}")
+			}
+			c.Summary = strings.Join(parts, " ")
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // topologyShowJSON is the JSON form of 'topology show'. Keys are stable.
@@ -306,6 +413,9 @@ type topologyShowJSON struct {
 	MaxCapacity   int                  `json:"max_capacity"`
 	CPUs          []topologyCPUJSON    `json:"cpus"`
 	Domains       []topologyDomainJSON `json:"domains"`
+	DomainSource  string               `json:"domain_source"`
+	KernelRelease string               `json:"kernel_release,omitempty"`
+	Caches        []topologyCache      `json:"caches,omitempty"`
 	NodeDistances [][]int              `json:"node_distances,omitempty"`
 	Notes         []string             `json:"notes"`
 }
@@ -328,6 +438,10 @@ func writeTopologyJSON(w io.Writer, t *topology.Topology) error {
 		Source: t.Source, Name: t.Name, NCPU: t.NCPU(), Cores: cores, LLCs: llcs, Packages: pkgs, Nodes: nodes,
 		Asymmetric: t.Asymmetric(), MaxCapacity: t.MaxCapacity(), NodeDistances: t.NodeDistances,
 		CPUs: []topologyCPUJSON{}, Domains: []topologyDomainJSON{}, Notes: t.Notes,
+		DomainSource: t.DomainSource(), Caches: topologyCaches(t),
+	}
+	if t.Kernel != nil {
+		out.KernelRelease = t.Kernel.Release
 	}
 	if out.Notes == nil {
 		out.Notes = []string{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 const (
 	topologyQEMUDir   = "../../fixtures/real/qemu-smt8-hackbench"
+	topologyJunoDir   = "../../fixtures/real/qemu-juno-asym"
 	topologyFakeSysfs = "../../topology/testdata/sysfs-2node-smt"
 )
 
@@ -67,9 +69,21 @@ func TestTopologyShow(t *testing.T) {
 				"8 CPUs: 4 cores, 1 LLC, 1 package, 1 NUMA node",
 				"capacity: symmetric, 1024",
 				"\n0 0 0-1 0 0 0 1024\n1 0 0-1 0 0 0 1024\n2 1 2-3 0 0 0 1024\n",
-				"SMT share-capacity,share-llc {0-1} {2-3} {4-5} {6-7}",
-				"MC share-llc {0-7}",
-				"- no cache information: the LLC is taken to be the package (core_siblings)",
+				"domains: file:" + filepath.Join(topologyQEMUDir, "sched-domains.txt") + "\n",
+				"caches:\nL1 data per CPU\nL1 instruction per CPU\nL2 unified per CPU\nL3 unified {0-7}\n",
+				"sched domains (the kernel's, lowest level first):\nSMT share-capacity,share-llc {0-1} {2-3} {4-5} {6-7}\nMC share-llc {0-7}\n",
+				"notes:\n- no cpu_capacity: every CPU without one is taken as 1024\n- no NUMA information: one node assumed\n",
+			},
+		},
+		{
+			name: "Juno-like guest",
+			args: []string{"topology", "show", topologyJunoDir},
+			want: []string{
+				"6 CPUs: 6 cores, 2 LLCs, 1 package, 1 NUMA node",
+				"capacity: asymmetric, 383 to 1024",
+				"\n0 0 0 0 0 0 383\n1 1 1 1 0 0 1024\n2 2 2 1 0 0 1024\n3 3 3 0 0 0 383\n",
+				"L2 unified {0,3-5} {1-2}",
+				"sched domains (the kernel's, lowest level first):\nMC share-llc {0,3-5} {1-2}\nPKG asym-capacity,asym-capacity-full {0-5}\n",
 			},
 		},
 		{
@@ -79,9 +93,11 @@ func TestTopologyShow(t *testing.T) {
 		},
 		{
 			name: "sysfs tree",
-			args: []string{"topology", "show", "--sysfs", topologyFakeSysfs},
+			args: []string{"topology", "show", "--sysfs", topologyFakeSysfs, "--procfs", "", "--debugfs", ""},
 			want: []string{
 				"16 CPUs: 8 cores, 4 LLCs, 2 packages, 2 NUMA nodes",
+				"sched domains (derived, lowest level first):",
+				"L3 unified {0-1,8-9} {2-3,10-11} {4-5,12-13} {6-7,14-15}",
 				"\n8 0 0,8 0 0 0 1024\n",
 				"SMT share-capacity,share-llc {0,8} {1,9}",
 				"MC share-llc {0-1,8-9} {2-3,10-11} {4-5,12-13} {6-7,14-15}",
@@ -181,7 +197,7 @@ func topologyEqualInts(a, b []int) bool {
 }
 
 func TestTopologyCapture(t *testing.T) {
-	out, _, err := topologyRun(t, "topology", "capture", "--sysfs", topologyFakeSysfs)
+	out, _, err := topologyRun(t, "topology", "capture", "--sysfs", topologyFakeSysfs, "--procfs", "", "--debugfs", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +211,7 @@ func TestTopologyCapture(t *testing.T) {
 
 	// -o FILE, then show reads it back.
 	path := filepath.Join(t.TempDir(), "topology.json")
-	out, errOut, err := topologyRun(t, "topology", "capture", "--sysfs", topologyFakeSysfs, "-o", path)
+	out, errOut, err := topologyRun(t, "topology", "capture", "--sysfs", topologyFakeSysfs, "--procfs", "", "--debugfs", "", "-o", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +228,78 @@ func TestTopologyCapture(t *testing.T) {
 	out, _, err = topologyRun(t, "topology", "show", filepath.Dir(path))
 	if err != nil || !strings.Contains(out, "topology: file:"+path) || !strings.Contains(topologySquash(out), "NUMA numa {0-15}") {
 		t.Errorf("show of the captured file: err %v\n%s", err, out)
+	}
+}
+
+// TestTopologyCaptureKernel captures the fake Juno sysfs tree with a
+// procfs and debugfs holding the Juno guest's schedstat and domain files:
+// the JSON keeps them, and show prints the kernel's domains.
+func TestTopologyCaptureKernel(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, val string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(val+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sched strings.Builder
+	sched.WriteString("version 16\ntimestamp 1\n")
+	for cpu, mc := range []string{"39", "06", "06", "39", "39", "39"} {
+		fmt.Fprintf(&sched, "cpu%d 0 0 0 0 0 0 0 0 0\ndomain0 %s 0 0\ndomain1 3f 0 0\n", cpu, mc)
+		d := fmt.Sprintf("debug/sched/domains/cpu%d/", cpu)
+		write(d+"domain0/name", "MC")
+		write(d+"domain0/flags", "SD_BALANCE_NEWIDLE SD_SHARE_LLC ")
+		write(d+"domain1/name", "PKG")
+		write(d+"domain1/flags", "SD_BALANCE_NEWIDLE SD_ASYM_CPUCAPACITY SD_ASYM_CPUCAPACITY_FULL SD_PREFER_SIBLING ")
+	}
+	write("proc/schedstat", sched.String())
+	write("proc/sys/kernel/osrelease", "6.12.95+deb12-arm64")
+	path := filepath.Join(root, "out", "topology.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	_, _, err := topologyRun(t, "topology", "capture", "--sysfs", "../../topology/testdata/sysfs-juno-r2",
+		"--procfs", filepath.Join(root, "proc"), "--debugfs", filepath.Join(root, "debug"), "-o", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for _, w := range []string{`"release": "6.12.95+deb12-arm64"`, `{"cpu":1,"level":1,"name":"PKG","span":"0-5","flags":["SD_BALANCE_NEWIDLE","SD_ASYM_CPUCAPACITY","SD_ASYM_CPUCAPACITY_FULL","SD_PREFER_SIBLING"]}`,
+		`{"cpu":0,"index":2,"level":2,"type":"Unified","shared":"0,3-5"}`, `{"cpu":0,"id":1,"cpus":"0,3-5"}`} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("captured JSON lacks %s:\n%s", w, data)
+		}
+	}
+	out, _, err := topologyRun(t, "topology", "show", filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := topologySquash(out)
+	for _, w := range []string{"kernel: 6.12.95+deb12-arm64\n", "domains: sysfs procfs:" + filepath.Join(root, "proc") + " debugfs:" + filepath.Join(root, "debug"),
+		"sched domains (the kernel's, lowest level first):\nMC share-llc {0,3-5} {1-2}\nPKG asym-capacity,asym-capacity-full {0-5}\n"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("show lacks %q:\n%s", w, out)
+		}
+	}
+	out, _, err = topologyRun(t, "topology", "show", "--format", "json", filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		DomainSource  string `json:"domain_source"`
+		KernelRelease string `json:"kernel_release"`
+		Caches        []struct {
+			Name   string  `json:"name"`
+			Groups [][]int `json:"groups"`
+		} `json:"caches"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(js.DomainSource, "the kernel's listing (sysfs procfs:") || js.KernelRelease != "6.12.95+deb12-arm64" ||
+		len(js.Caches) != 3 || js.Caches[2].Name != "L2 unified" || len(js.Caches[2].Groups) != 2 {
+		t.Errorf("show JSON: %+v", js)
 	}
 }
 
