@@ -238,7 +238,7 @@ func load(s *Stream, path string) (*Loaded, error) {
 		b.Add(ev)
 	}
 	meta = s.Meta()
-	b.SetNCPU(meta.NCPU)
+	meta.Apply(b)
 	tl, err := b.Finish()
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ package metrics
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -51,6 +52,40 @@ func loadFixture(t testing.TB, rel string) *ingest.Loaded {
 	}
 	loaded[rel] = ld
 	return ld
+}
+
+// loadTwin loads rel, another encoding of the capture base was read from,
+// with base's coverage: the facts that prove (or not) that every CPU was
+// recorded from the start belong to the capture, and an encoding may not
+// carry them (trace-cmd report text has no entry counts; the protoc-made
+// Perfetto twin has no ftrace stats).
+func loadTwin(t testing.TB, rel string, base *ingest.Loaded) *timeline.Timeline {
+	t.Helper()
+	path := fixtureDir + rel
+	s, err := ingest.Open(path, ingest.Options{Name: path})
+	if err != nil {
+		t.Fatalf("opening %s: %v", rel, err)
+	}
+	defer s.Close()
+	b := timeline.NewBuilder(s.Strings(), 0)
+	var ev timeline.Event
+	for {
+		err := s.Next(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("reading %s: %v", rel, err)
+		}
+		b.Add(ev)
+	}
+	s.Meta().Apply(b)
+	b.SetCoverage(base.Meta.Coverage, base.Meta.CoverageNote)
+	tl, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
 }
 
 // fixtureTopology resolves the topology as the commands do: the trace's
@@ -174,7 +209,8 @@ func digest(a *Analysis) []string {
 }
 
 // TestEncodingsAgree: one capture in several encodings gives the same
-// metrics.
+// metrics, each encoding read with the coverage its text original proves
+// (loadTwin).
 //
 //   - ftrace text and trace-cmd report of ftrace-oracle-busy: identical.
 //   - The plain Perfetto encoding of ftrace-hackbench-cyclictest against its
@@ -193,7 +229,7 @@ func TestEncodingsAgree(t *testing.T) {
 		base := loadFixture(t, "ftrace-oracle-busy/trace.txt.zst")
 		topo := fixtureTopology(t, base)
 		want := digest(mustAnalyze(t, base.Timeline, topo))
-		got := digest(mustAnalyze(t, loadFixture(t, "ftrace-oracle-busy/report.txt.zst").Timeline, topo))
+		got := digest(mustAnalyze(t, loadTwin(t, "ftrace-oracle-busy/report.txt.zst", base), topo))
 		if d := diffLines(got, want); d != "" {
 			t.Errorf("trace-cmd report differs from the ftrace text:\n%s", d)
 		}
@@ -203,7 +239,7 @@ func TestEncodingsAgree(t *testing.T) {
 	topo := fixtureTopology(t, base)
 	text := mustAnalyze(t, base.Timeline, topo)
 	t.Run("perfetto-plain", func(t *testing.T) {
-		pf := mustAnalyze(t, loadFixture(t, "perfetto-from-ftrace-hackbench-cyclictest/trace.pftrace.zst").Timeline, topo)
+		pf := mustAnalyze(t, loadTwin(t, "perfetto-from-ftrace-hackbench-cyclictest/trace.pftrace.zst", base), topo)
 		if d := diffLines(digest(pf), digest(text)); d != "" {
 			t.Errorf("Perfetto encoding differs from its text twin:\n%s", d)
 		}
@@ -214,7 +250,7 @@ func TestEncodingsAgree(t *testing.T) {
 		t.Logf("%d of %d waits classed wakeup in one encoding and preemption in the other (same-microsecond waking and switch-out)", moved, len(text.Latency.Samples))
 	})
 	t.Run("perfetto-compact", func(t *testing.T) {
-		pc := mustAnalyze(t, loadFixture(t, "perfetto-from-ftrace-hackbench-cyclictest/trace-compact.pftrace.zst").Timeline, topo)
+		pc := mustAnalyze(t, loadTwin(t, "perfetto-from-ftrace-hackbench-cyclictest/trace-compact.pftrace.zst", base), topo)
 		if g, w := pc.Latency.Wakeup.Overall, text.Latency.Wakeup.Overall; g.P50Ns != w.P50Ns || g.P99Ns != w.P99Ns || g.MaxNs != w.MaxNs {
 			t.Errorf("wakeup p50/p99/max = %d/%d/%d, text twin %d/%d/%d", g.P50Ns, g.P99Ns, g.MaxNs, w.P50Ns, w.P99Ns, w.MaxNs)
 		}

@@ -58,6 +58,16 @@ func decompress(t testing.TB, path string) io.Reader {
 // implies.
 func loadText(t testing.TB, path string) *timeline.Timeline {
 	t.Helper()
+	tl, _ := loadTextAs(t, path, nil)
+	return tl
+}
+
+// loadTextAs is loadText that also returns the reader's Meta. With proof
+// set, the timeline takes proof's coverage instead of its own: path is
+// another encoding of the capture proof was read from, one that does not
+// carry the facts (trace-cmd report text has no entry counts).
+func loadTextAs(t testing.TB, path string, proof *parse.Meta) (*timeline.Timeline, *parse.Meta) {
+	t.Helper()
 	var r parse.Reader
 	var err error
 	in := decompress(t, path)
@@ -81,12 +91,15 @@ func loadText(t testing.TB, path string) *timeline.Timeline {
 		}
 		b.Add(ev)
 	}
-	b.SetNCPU(r.Meta().NCPU)
+	r.Meta().Apply(b)
+	if proof != nil {
+		b.SetCoverage(proof.Coverage, proof.CoverageNote)
+	}
 	tl, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tl
+	return tl, r.Meta()
 }
 
 type schedstat struct{ run, delay, slices int64 }
@@ -209,10 +222,18 @@ func relErr(got, want int64) float64 {
 }
 
 // TestOneCaptureTwoFormats: the ftrace text and trace-cmd report of one
-// capture give identical per-task figures.
+// capture give identical per-task figures. The report has no entry counts,
+// so it does not prove its CPUs were recorded from the start (its valid
+// window starts at CPU 1's first event, 6.1 ms late); read with the text's
+// proof, it is the same trace.
 func TestOneCaptureTwoFormats(t *testing.T) {
-	a := loadText(t, real+"ftrace-oracle-busy/trace.txt.zst")
-	b := loadText(t, real+"ftrace-oracle-busy/report.txt.zst")
+	a, meta := loadTextAs(t, real+"ftrace-oracle-busy/trace.txt.zst", nil)
+	alone := loadText(t, real+"ftrace-oracle-busy/report.txt.zst")
+	if a.ValidStartRule != timeline.StartFirstEvent || alone.ValidStartRule != timeline.StartLatestCPU || alone.ValidStart-a.ValidStart != 6092000 {
+		t.Errorf("valid start: text %s (%v), report %s (%v); want the report 6.092 ms later, by the latest-CPU rule",
+			a.ValidStart.Seconds(), a.ValidStartRule, alone.ValidStart.Seconds(), alone.ValidStartRule)
+	}
+	b, _ := loadTextAs(t, real+"ftrace-oracle-busy/report.txt.zst", meta)
 	ra := metrics.Account(a, metrics.DefaultWindow(a))
 	rb := metrics.Account(b, metrics.DefaultWindow(b))
 	if len(ra.Tasks) != len(rb.Tasks) {
@@ -345,6 +366,34 @@ func TestPerfTimehistOracle(t *testing.T) {
 				t.Errorf("only %d of %d tasks match timehist (want at least 85%%)", match, listed)
 			}
 		})
+	}
+}
+
+// TestPerfCPUsStartInTurn: perf enables its events one CPU at a time, so a
+// perf script capture does not prove its CPUs were recorded from its first
+// record, even with no LOST record. In perf-hackbench-cyclictest perf is
+// migrated to CPU 1 at 590.907245 and CPU 1's first record (590.913842) is
+// perf running there, with no switch-in of perf before it. Read as if it
+// were recorded from the start, that missing switch-in would be a
+// contradiction (perf switched out at 590.914021 on a CPU the trace never
+// put it on); read as it is, the window starts at CPU 1's first record.
+func TestPerfCPUsStartInTurn(t *testing.T) {
+	path := real + "perf-hackbench-cyclictest/perf-script.txt.gz"
+	tl, meta := loadTextAs(t, path, nil)
+	if meta.Coverage != timeline.CoverageUnknown || tl.ValidStartRule != timeline.StartLatestCPU || tl.ValidStart != 590913842000 {
+		t.Errorf("coverage %v, valid start %s by %v; want unknown, 590.913842 by the latest-CPU rule", meta.Coverage, tl.ValidStart.Seconds(), tl.ValidStartRule)
+	}
+	as := &parse.Meta{Coverage: timeline.CoverageComplete, CoverageNote: "assumed"}
+	forced, _ := loadTextAs(t, path, as)
+	found := false
+	for _, inc := range forced.Inconsistencies {
+		if inc.Time == 590914021000 && inc.CPU == 1 && inc.Kind == timeline.IncNotRunning && forced.Tasks[inc.Got].PID == 13341 {
+			found = true
+		}
+	}
+	if !found || len(forced.Inconsistencies) != len(tl.Inconsistencies)+1 {
+		t.Errorf("read as complete: %d inconsistencies (%d as read), want one more: perf 13341 switched out of CPU 1 at 590.914021 with no switch-in",
+			len(forced.Inconsistencies), len(tl.Inconsistencies))
 	}
 }
 

@@ -305,10 +305,13 @@ type TraceJSON struct {
 	Events          int           `json:"events"`
 	LostEvents      int64         `json:"lost_events"`
 	Gaps            int           `json:"gaps"`
-	ClippedBuffers  []ClippedJSON `json:"clipped_buffers"`
+	ClippedBuffers  []LateCPUJSON `json:"clipped_buffers"`
+	QuietCPUs       []LateCPUJSON `json:"quiet_cpus"`
 	StartNs         int64         `json:"start_ns"`
 	EndNs           int64         `json:"end_ns"`
 	ValidStartNs    int64         `json:"valid_start_ns"`
+	ValidStartRule  string        `json:"valid_start_rule"`
+	ValidStartWhy   string        `json:"valid_start_reason"`
 	Inconsistencies int           `json:"inconsistencies"`
 	SkippedRecords  int64         `json:"skipped_records"`
 	UnknownEvents   int64         `json:"unknown_events"`
@@ -316,8 +319,11 @@ type TraceJSON struct {
 	HasWakeup       bool          `json:"has_sched_wakeup"`
 }
 
-// ClippedJSON is a CPU whose buffer starts late.
-type ClippedJSON struct {
+// LateCPUJSON is a CPU whose events start after the trace's first event:
+// in clipped_buffers when the valid window starts after it
+// (latest-cpu-start), in quiet_cpus when the trace proves the CPU was
+// recorded from the start and simply had no event (first-event).
+type LateCPUJSON struct {
 	CPU     timeline.CPU `json:"cpu"`
 	StartNs int64        `json:"start_ns"`
 	LateNs  int64        `json:"late_ns"`
@@ -326,11 +332,16 @@ type ClippedJSON struct {
 // NewTraceJSON builds the trace object.
 func NewTraceJSON(t *Trace) TraceJSON {
 	out := TraceJSON{Path: t.Path, Embedded: t.Embedded, Format: t.Format, Compression: t.Compression, Clock: t.Clock, Kernel: t.Kernel,
-		CPUs: t.CPUs, Events: t.Events, LostEvents: t.LostEvents, Gaps: t.LostGaps, ClippedBuffers: []ClippedJSON{},
-		StartNs: int64(t.Start), EndNs: int64(t.End), ValidStartNs: int64(t.ValidStart), Inconsistencies: t.Inconsistencies,
+		CPUs: t.CPUs, Events: t.Events, LostEvents: t.LostEvents, Gaps: t.LostGaps, ClippedBuffers: []LateCPUJSON{}, QuietCPUs: []LateCPUJSON{},
+		StartNs: int64(t.Start), EndNs: int64(t.End), ValidStartNs: int64(t.ValidStart),
+		ValidStartRule: t.ValidStartRule.String(), ValidStartWhy: t.ValidStartWhy, Inconsistencies: t.Inconsistencies,
 		SkippedRecords: t.SkippedRecords, UnknownEvents: t.UnknownEvents, HasWaking: t.HasWaking, HasWakeup: t.HasWakeup}
-	for _, c := range t.Clipped {
-		out.ClippedBuffers = append(out.ClippedBuffers, ClippedJSON(c))
+	for _, c := range t.Late {
+		if t.ValidStartRule == timeline.StartFirstEvent {
+			out.QuietCPUs = append(out.QuietCPUs, LateCPUJSON(c))
+		} else {
+			out.ClippedBuffers = append(out.ClippedBuffers, LateCPUJSON(c))
+		}
 	}
 	return out
 }

@@ -28,12 +28,14 @@ type Trace struct {
 
 	CPUs            int
 	Events          int
-	LostEvents      int64 // events the trace says were lost
-	LostGaps        int   // lost-event records
-	Clipped         []Clipped
+	LostEvents      int64     // events the trace says were lost
+	LostGaps        int       // lost-event records
+	Late            []LateCPU // CPUs whose first event comes after the trace's
 	Start           timeline.Time
 	End             timeline.Time
 	ValidStart      timeline.Time
+	ValidStartRule  timeline.StartRule
+	ValidStartWhy   string // timeline.Timeline.ValidStartReason
 	Inconsistencies int
 	SkippedRecords  int64 // malformed records skipped under --lenient
 	UnknownEvents   int64 // events schedlens does not interpret
@@ -41,9 +43,10 @@ type Trace struct {
 	HasWakeup       bool
 }
 
-// Clipped is a CPU whose events start after the trace's first event (an
-// overwritten or late buffer).
-type Clipped struct {
+// LateCPU is a CPU whose events start after the trace's first event: a
+// clipped buffer under timeline.StartLatestCPU, a quiet CPU under
+// timeline.StartFirstEvent.
+type LateCPU struct {
 	CPU     timeline.CPU
 	StartNs int64 // its first event
 	LateNs  int64 // after the trace's first event
@@ -52,7 +55,8 @@ type Clipped struct {
 // NewTrace summarises tl.
 func NewTrace(tl *timeline.Timeline, path string) Trace {
 	t := Trace{Path: path, CPUs: tl.NCPU, Events: tl.Len(), LostEvents: tl.LostEvents, Start: tl.Start, End: tl.End,
-		ValidStart: tl.ValidStart, Inconsistencies: len(tl.Inconsistencies), HasWaking: tl.HasWaking, HasWakeup: tl.HasWakeup,
+		ValidStart: tl.ValidStart, ValidStartRule: tl.ValidStartRule, ValidStartWhy: tl.ValidStartReason,
+		Inconsistencies: len(tl.Inconsistencies), HasWaking: tl.HasWaking, HasWakeup: tl.HasWakeup,
 		UnknownEvents: tl.KindCounts[timeline.KindUnknown]}
 	for _, g := range tl.Gaps {
 		if g.Kind == timeline.GapLost {
@@ -61,7 +65,7 @@ func NewTrace(tl *timeline.Timeline, path string) Trace {
 	}
 	for c, f := range tl.CPUFirst {
 		if f != timeline.NoTime && f > tl.Start {
-			t.Clipped = append(t.Clipped, Clipped{CPU: timeline.CPU(c), StartNs: int64(f), LateNs: int64(f - tl.Start)})
+			t.Late = append(t.Late, LateCPU{CPU: timeline.CPU(c), StartNs: int64(f), LateNs: int64(f - tl.Start)})
 		}
 	}
 	return t

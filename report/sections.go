@@ -139,27 +139,32 @@ func (r *writer) traceSection() {
 		lost = fmt.Sprintf("%d in %d gaps; nothing is measured across a gap", t.LostEvents, t.LostGaps)
 	}
 	rows = append(rows, [2]string{"lost events", lost})
-	clipped := "none"
-	switch n := len(t.Clipped); {
+	late := "none"
+	switch n := len(t.Late); {
 	case n > 0 && n <= 2:
 		var cs []string
-		for _, c := range t.Clipped {
+		for _, c := range t.Late {
 			cs = append(cs, fmt.Sprintf("CPU %d starts %s ms late", c.CPU, msf(c.LateNs)))
 		}
-		clipped = strings.Join(cs, ", ")
+		late = strings.Join(cs, ", ")
 	case n > 2:
-		last := t.Clipped[0]
-		for _, c := range t.Clipped {
+		last := t.Late[0]
+		for _, c := range t.Late {
 			if c.LateNs > last.LateNs {
 				last = c
 			}
 		}
-		clipped = fmt.Sprintf("%d CPUs start late, by up to %s ms (CPU %d)", n, msf(last.LateNs), last.CPU)
+		late = fmt.Sprintf("%d CPUs start late, by up to %s ms (CPU %d)", n, msf(last.LateNs), last.CPU)
 	}
-	if len(t.Clipped) > 0 {
-		clipped += fmt.Sprintf("; nothing before %s s is measured", t.ValidStart.Seconds())
+	if len(t.Late) > 0 {
+		if t.ValidStartWhy != "" {
+			late += "; " + t.ValidStartWhy
+		}
+		if t.ValidStartRule == timeline.StartLatestCPU {
+			late += fmt.Sprintf("; nothing before %s s is measured", t.ValidStart.Seconds())
+		}
 	}
-	rows = append(rows, [2]string{"late CPUs", clipped})
+	rows = append(rows, [2]string{"late CPUs", late})
 	inc := "none"
 	if t.Inconsistencies > 0 {
 		inc = fmt.Sprintf("%d sched_switch events missing from the trace; the time they touch counts as unknown, not as anyone's", t.Inconsistencies)

@@ -32,6 +32,9 @@ type Builder struct {
 	affinity []AffinityChange
 	groups   []GroupChange
 
+	coverage Coverage // what the reader proved, see SetCoverage
+	evidence string
+
 	err error
 }
 
@@ -232,6 +235,7 @@ func (b *Builder) Finish() (*Timeline, error) {
 			starts[newi] = s
 		}
 	}
+	cov, evidence := b.coverage, b.evidence
 	*b = Builder{}
 
 	// 3. Window, gaps, counters.
@@ -279,18 +283,23 @@ func (b *Builder) Finish() (*Timeline, error) {
 		tl.Start, tl.End = tl.Times[0], tl.Times[n-1]
 		tl.ValidStart = tl.Start
 		for c, f := range tl.CPUFirst {
-			if f == NoTime {
-				continue
+			if f != NoTime && complete[c] != NoTime && complete[c] > f && complete[c] <= tl.End {
+				tl.CPUFirst[c] = complete[c]
 			}
-			if complete[c] != NoTime && complete[c] > f && complete[c] <= tl.End {
-				f = complete[c]
-				tl.CPUFirst[c] = f
-			}
-			if f > tl.ValidStart {
-				tl.ValidStart = f
-			}
-			if f > tl.Start {
-				tl.Gaps = append(tl.Gaps, Gap{CPU: CPU(c), Start: tl.Start, End: f, Lost: -1, Kind: GapClipped})
+		}
+		// A CPU whose stream starts late is a clipped gap, unless the
+		// trace proves it was recorded from the start and was quiet.
+		if !observedFromStart(tl, cov, evidence) {
+			for c, f := range tl.CPUFirst {
+				if f == NoTime {
+					continue
+				}
+				if f > tl.ValidStart {
+					tl.ValidStart = f
+				}
+				if f > tl.Start {
+					tl.Gaps = append(tl.Gaps, Gap{CPU: CPU(c), Start: tl.Start, End: f, Lost: -1, Kind: GapClipped})
+				}
 			}
 		}
 		sort.SliceStable(tl.Gaps, func(i, j int) bool { return tl.Gaps[i].End < tl.Gaps[j].End })

@@ -5,9 +5,10 @@
 // events in its own order), merges them into one history ordered by time with
 // causal tie-breaks (waking < migrate < wakeup < switch), resolves task
 // instances (a pid plus a lifetime: pids are reused), and finds the valid
-// window (from the point where every CPU's buffer has data) and the per-CPU
-// gaps left by lost events. The result is a columnar Timeline of about 35
-// bytes per event.
+// window (from the first event when the reader proved every CPU was recorded
+// from the start, see Coverage; else from the point where every CPU's buffer
+// has data) and the per-CPU gaps left by lost events and clipped buffers.
+// The result is a columnar Timeline of about 35 bytes per event.
 //
 // Walk runs the per-task state machine over a Timeline and hands out closed
 // Spans: running, runnable after a wakeup, runnable after a preemption,

@@ -127,11 +127,17 @@ type Timeline struct {
 
 	Tasks []Task
 
-	Start      Time   // first event
-	End        Time   // last event
-	ValidStart Time   // every CPU with events has data from here on
-	CPUFirst   []Time // first event per CPU (NoTime if none)
-	CPULast    []Time
+	Start Time // first event
+	End   Time // last event
+	// ValidStart is where every CPU's stream is complete: Start when the
+	// trace proves nothing was overwritten or lost (StartFirstEvent), else
+	// the latest first event over the CPUs that have events
+	// (StartLatestCPU). ValidStartReason says why, in words.
+	ValidStart       Time
+	ValidStartRule   StartRule
+	ValidStartReason string
+	CPUFirst         []Time // first event per CPU (NoTime if none)
+	CPULast          []Time
 
 	Gaps            []Gap
 	Inconsistencies []Inconsistency

@@ -121,7 +121,14 @@ func newWalker(tl *Timeline) *walker {
 		w.ts[i] = tstate{st: SpanUnknown, cpu: NoCPU, since: NoTime, enq: NoTime, waking: NoTime, wakeup: NoTime, race: NoTime, waker: NoTask, prio: -1}
 	}
 	for c := range w.cs {
-		w.cs[c] = cstate{cur: NoTask, since: NoTime, obsStart: tl.CPUFirst[c]}
+		obs := tl.CPUFirst[c]
+		if obs != NoTime && tl.ValidStartRule == StartFirstEvent {
+			// Recorded from the start: a late first event ends a quiet
+			// stretch, and the task revealed by the CPU's first switch ran
+			// there since the trace's first event.
+			obs = tl.Start
+		}
+		w.cs[c] = cstate{cur: NoTask, since: NoTime, obsStart: obs}
 	}
 	return w
 }

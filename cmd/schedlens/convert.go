@@ -191,5 +191,8 @@ func startWriter(f *os.File, s *ingest.Stream, compact bool, in, topoFlag string
 	}
 	return perfetto.NewWriter(f, perfetto.WriterOptions{
 		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU,
+		// What the source proves by now (a text header); losses found later
+		// travel as lost-event records.
+		Incomplete: m.Coverage != timeline.CoverageComplete,
 	})
 }

@@ -12,8 +12,11 @@ import (
 
 type tasksDoc struct {
 	Trace struct {
-		Events          int `json:"events"`
-		Inconsistencies int `json:"inconsistencies"`
+		Events          int    `json:"events"`
+		Inconsistencies int    `json:"inconsistencies"`
+		StartNs         int64  `json:"start_ns"`
+		ValidStartNs    int64  `json:"valid_start_ns"`
+		ValidStartRule  string `json:"valid_start_rule"`
 	} `json:"trace"`
 	Tasks []map[string]any `json:"tasks"`
 }
@@ -58,13 +61,38 @@ func firstPrevs(t *testing.T, path string) map[string]bool {
 	return out
 }
 
+// namedUntil returns the pids that an event of the trace at path names
+// (as its task or its other task) at or before until.
+func namedUntil(t *testing.T, path string, until timeline.Time) map[string]bool {
+	t.Helper()
+	ld, err := ingest.Load(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := ld.Timeline
+	out := map[string]bool{}
+	for i, ts := range tl.Times {
+		if ts > until {
+			break
+		}
+		for _, id := range []timeline.TaskID{tl.TaskOf[i], tl.Other[i]} {
+			if id != timeline.NoTask {
+				out[fmt.Sprint(tl.Tasks[id].PID)] = true
+			}
+		}
+	}
+	return out
+}
+
 // compareTasks checks b's per-task figures equal a's. When inferred is set
 // (compact_sched, which infers a switch's prev from the previous switch on
 // that CPU), tasks that an inconsistency touched in a may differ, since the
 // inference cannot see a switch missing from the capture, and so may the
-// tasks that the first switch of a CPU switched out (in allowed); every other
-// difference is an error.
-func compareTasks(t *testing.T, a, b tasksDoc, inferred bool, allowed map[string]bool) (same, differ int) {
+// tasks that the first switch of a CPU switched out (in allowed). Tasks in
+// cut may differ in any case: b's valid window starts later than a's and
+// cuts what the trace says of them before it. Every other difference is an
+// error.
+func compareTasks(t *testing.T, a, b tasksDoc, inferred bool, allowed, cut map[string]bool) (same, differ int) {
 	t.Helper()
 	key := func(m map[string]any) string { return jsonString(m["pid"]) + "/" + jsonString(m["comm"]) }
 	bm := map[string]map[string]any{}
@@ -91,7 +119,7 @@ func compareTasks(t *testing.T, a, b tasksDoc, inferred bool, allowed map[string
 			same++
 			continue
 		}
-		if inferred && touched {
+		if inferred && touched || cut[jsonString(x["pid"])] {
 			differ++
 			continue
 		}
@@ -136,7 +164,14 @@ func TestConvertRoundTrip(t *testing.T) {
 				if back.Trace.Events != orig.Trace.Events {
 					t.Errorf("compact=%v: %d events back, want %d", compact, back.Trace.Events, orig.Trace.Events)
 				}
-				same, differ := compareTasks(t, orig, back, compact, firstPrevs(t, in))
+				// Perfetto carries what the source proves about its start
+				// (ftrace stats at the start of the trace only when it
+				// proved every CPU was recorded from there).
+				if back.Trace.ValidStartNs != orig.Trace.ValidStartNs || back.Trace.ValidStartRule != orig.Trace.ValidStartRule {
+					t.Errorf("compact=%v: valid start %d by %q back, want %d by %q", compact,
+						back.Trace.ValidStartNs, back.Trace.ValidStartRule, orig.Trace.ValidStartNs, orig.Trace.ValidStartRule)
+				}
+				same, differ := compareTasks(t, orig, back, compact, firstPrevs(t, in), nil)
 				t.Logf("compact=%v: %d tasks identical, %d differ where compact_sched cannot see a missing switch (inconsistencies %d -> %d)",
 					compact, same, differ, orig.Trace.Inconsistencies, back.Trace.Inconsistencies)
 				if !compact && back.Trace.Inconsistencies != orig.Trace.Inconsistencies {
@@ -150,9 +185,16 @@ func TestConvertRoundTrip(t *testing.T) {
 // TestPerfettoTwinOfText: the Perfetto encodings of ftrace-hackbench-cyclictest
 // (made with Perfetto's own schema by protoc) give the text's per-task
 // figures: the plain one exactly, the compact one except where the inference
-// of prev fields meets the capture's missing switch events.
+// of prev fields meets the capture's missing switch events. The twins carry
+// no ftrace stats, so unlike the text (whose header proves no event was
+// overwritten) they do not prove their CPUs were recorded from the start:
+// their valid window starts at CPU 1's first event, 3.859 ms after the
+// text's, and the tasks the trace names before that may differ.
 func TestPerfettoTwinOfText(t *testing.T) {
 	text := tasksJSON(t, fx+"ftrace-hackbench-cyclictest/trace.txt.gz")
+	if text.Trace.ValidStartRule != "first-event" || text.Trace.ValidStartNs != text.Trace.StartNs {
+		t.Errorf("text: valid start %d by %q, want the first event %d", text.Trace.ValidStartNs, text.Trace.ValidStartRule, text.Trace.StartNs)
+	}
 	for _, c := range []struct {
 		file    string
 		compact bool
@@ -162,8 +204,12 @@ func TestPerfettoTwinOfText(t *testing.T) {
 			for _, tk := range append(text.Tasks, pb.Tasks...) {
 				delete(tk, "tgid") // the protoc encoding carries no process tree
 			}
-			same, differ := compareTasks(t, text, pb, c.compact, firstPrevs(t, fx+"ftrace-hackbench-cyclictest/trace.txt.gz"))
-			t.Logf("%d tasks identical, %d differ through inference (inconsistencies %d -> %d)", same, differ, text.Trace.Inconsistencies, pb.Trace.Inconsistencies)
+			if pb.Trace.ValidStartRule != "latest-cpu-start" || pb.Trace.ValidStartNs-pb.Trace.StartNs != 3859000 {
+				t.Errorf("twin: valid start %d by %q, want %d by the latest-CPU rule", pb.Trace.ValidStartNs, pb.Trace.ValidStartRule, pb.Trace.StartNs+3859000)
+			}
+			cut := namedUntil(t, fx+"perfetto-from-ftrace-hackbench-cyclictest/"+c.file, timeline.Time(pb.Trace.ValidStartNs))
+			same, differ := compareTasks(t, text, pb, c.compact, firstPrevs(t, fx+"ftrace-hackbench-cyclictest/trace.txt.gz"), cut)
+			t.Logf("%d tasks identical, %d differ through inference or the later valid start (inconsistencies %d -> %d)", same, differ, text.Trace.Inconsistencies, pb.Trace.Inconsistencies)
 		})
 	}
 }

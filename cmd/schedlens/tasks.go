@@ -27,6 +27,8 @@ type traceJSON struct {
 	StartNs         int64  `json:"start_ns"`
 	EndNs           int64  `json:"end_ns"`
 	ValidStartNs    int64  `json:"valid_start_ns"`
+	ValidStartRule  string `json:"valid_start_rule"`
+	ValidStartWhy   string `json:"valid_start_reason"`
 	Inconsistencies int    `json:"inconsistencies"`
 	SkippedRecords  int64  `json:"skipped_records"`
 	UnknownEvents   int64  `json:"unknown_events"`
@@ -52,7 +54,8 @@ func traceInfo(ld *ingest.Loaded) traceJSON {
 	return traceJSON{
 		Path: ld.Path, Format: m.Format, Compression: ld.Compression, Clock: m.Clock, CPUs: tl.NCPU,
 		Events: tl.Len(), LostEvents: tl.LostEvents, Gaps: lostGaps, StartNs: int64(tl.Start), EndNs: int64(tl.End),
-		ValidStartNs: int64(tl.ValidStart), Inconsistencies: len(tl.Inconsistencies), SkippedRecords: m.Skipped, UnknownEvents: unk,
+		ValidStartNs: int64(tl.ValidStart), ValidStartRule: tl.ValidStartRule.String(), ValidStartWhy: tl.ValidStartReason,
+		Inconsistencies: len(tl.Inconsistencies), SkippedRecords: m.Skipped, UnknownEvents: unk,
 	}
 }
 

@@ -48,7 +48,8 @@
 //
 // Non-record lines: "# tracer: nop" (Format "ftrace"), "# entries-in-buffer/
 // entries-written: A/B   #P:N" (Meta.EntriesInBuffer, EntriesWritten,
-// NCPU), "##### CPU N buffer started ####" (a KindBufferStart for CPU N),
+// NCPU; A == B with no lost-event line makes Meta.Coverage complete, A < B
+// lost, see coverage.go), "##### CPU N buffer started ####" (a KindBufferStart for CPU N),
 // "CPU:N [LOST M EVENTS]" (kernel) and "CPU:N [M EVENTS DROPPED]" or
 // "CPU:N [EVENTS DROPPED]" (trace-cmd report, tracecmd/trace-read.c) (a
 // KindLost), "cpus=N" and "version = N" (trace-cmd; Format "trace-cmd",

@@ -46,18 +46,21 @@ var fixtureCounts = map[string]map[string]int{
 	},
 }
 
-// fixtureMeta is what each fixture's Meta must say.
+// fixtureMeta is what each fixture's Meta must say. The coverage follows
+// from the header (equal counts: complete; fewer kept: lost), lost-event
+// lines (lost) and the formats without counts (unknown).
 var fixtureMeta = map[string]struct {
 	format      string
 	ncpu        int
 	in, written int64
+	cov         timeline.Coverage
 }{
-	"ftrace-oracle-busy/trace.txt.zst":         {FormatTrace, 2, 258812, 258812},
-	"ftrace-oracle-busy/report.txt.zst":        {FormatTraceCmd, 2, -1, -1},
-	"ftrace-hackbench-cyclictest/trace.txt.gz": {FormatTrace, 2, 59032, 59032},
-	"ftrace-overflow/trace.txt.gz":             {FormatTrace, 2, 40517, 145878},
-	"ftrace-pipe-lost/trace.txt.gz":            {FormatPipe, 0, -1, -1},
-	"qemu-smt8-hackbench/trace.txt.zst":        {FormatTrace, 8, 47337, 47337},
+	"ftrace-oracle-busy/trace.txt.zst":         {FormatTrace, 2, 258812, 258812, timeline.CoverageComplete},
+	"ftrace-oracle-busy/report.txt.zst":        {FormatTraceCmd, 2, -1, -1, timeline.CoverageUnknown},
+	"ftrace-hackbench-cyclictest/trace.txt.gz": {FormatTrace, 2, 59032, 59032, timeline.CoverageComplete},
+	"ftrace-overflow/trace.txt.gz":             {FormatTrace, 2, 40517, 145878, timeline.CoverageLost},
+	"ftrace-pipe-lost/trace.txt.gz":            {FormatPipe, 0, -1, -1, timeline.CoverageLost},
+	"qemu-smt8-hackbench/trace.txt.zst":        {FormatTrace, 8, 47337, 47337, timeline.CoverageComplete},
 }
 
 func TestFixtures(t *testing.T) {
@@ -81,6 +84,9 @@ func TestFixtures(t *testing.T) {
 				if m.Format != wm.format || m.NCPU != wm.ncpu || m.EntriesInBuffer != wm.in || m.EntriesWritten != wm.written {
 					t.Errorf("Meta = %q ncpu=%d entries=%d/%d, want %q ncpu=%d entries=%d/%d",
 						m.Format, m.NCPU, m.EntriesInBuffer, m.EntriesWritten, wm.format, wm.ncpu, wm.in, wm.written)
+				}
+				if m.Coverage != wm.cov || m.CoverageNote == "" {
+					t.Errorf("Meta.Coverage = %v (%q), want %v", m.Coverage, m.CoverageNote, wm.cov)
 				}
 				if len(m.Unknown) != 0 || m.Skipped != 0 {
 					t.Errorf("Meta.Unknown = %v, Skipped = %d, want none", m.Unknown, m.Skipped)

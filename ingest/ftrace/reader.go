@@ -65,6 +65,10 @@ type Reader struct {
 	lastTime timeline.Time // latest record time in the trace, NoTime if none
 	q        []timeline.Event
 	qi       int
+
+	lostLines int    // lost-event lines seen
+	firstLost string // the first of them, for Meta.CoverageNote
+	bufStarts int    // "##### CPU N buffer started ####" lines seen
 }
 
 var _ parse.Reader = (*Reader)(nil)
@@ -129,6 +133,7 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		if err == io.EOF {
 			r.flush()
 			r.syncUnknown()
+			r.coverage()
 			r.done = true
 			continue
 		} else if err != nil {
@@ -367,6 +372,7 @@ func (r *Reader) comment(line []byte) error {
 			return r.errf("buffer start", parse.ErrBadField, "want ##### CPU N buffer started ####, got %q", clip(line))
 		}
 		r.cpuState(timeline.CPU(cpu)).start = true
+		r.bufStarts++
 	case bytes.HasPrefix(line, []byte("# tracer:")):
 		r.meta.Format = FormatTrace
 	case bytes.HasPrefix(line, []byte("# entries-in-buffer/entries-written:")):
@@ -398,6 +404,7 @@ func (r *Reader) entries(line []byte) error {
 			if ok {
 				r.meta.EntriesInBuffer = in
 				r.meta.EntriesWritten = written
+				r.coverage() // known from the header on; lost lines may revise it
 				if written > in {
 					r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf(
 						"the ring buffer kept %d of %d entries written: each CPU's oldest events were overwritten", in, written))
@@ -469,6 +476,9 @@ func (r *Reader) cpuLine(line []byte) error {
 		return nil
 	default:
 		return bad()
+	}
+	if r.lostLines++; r.lostLines == 1 {
+		r.firstLost = fmt.Sprintf("line %d, %q", r.lineNo, clip(line))
 	}
 	st := r.cpuState(timeline.CPU(cpu))
 	switch {

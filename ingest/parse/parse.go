@@ -92,6 +92,8 @@ type Meta struct {
 	Kernel          string                    // kernel version when the trace says it
 	EntriesInBuffer int64                     // ftrace header "entries-in-buffer/entries-written", -1 if absent
 	EntriesWritten  int64                     // idem; written > in-buffer means the ring buffer overwrote events
+	Coverage        timeline.Coverage         // what the trace proves about events overwritten, dropped or lost
+	CoverageNote    string                    // the facts behind Coverage, in words ("the ftrace header counts ...")
 	Topology        *topology.Topology        // CPU topology carried by the trace, or nil
 	Unknown         map[string]int64          // events not interpreted, by name
 	Skipped         int64                     // malformed records skipped under Lenient
@@ -109,6 +111,14 @@ type TaskInfo struct {
 // NewMeta returns a Meta with its absent sentinels set.
 func NewMeta(format string) *Meta {
 	return &Meta{Format: format, EntriesInBuffer: -1, EntriesWritten: -1, Unknown: map[string]int64{}}
+}
+
+// Apply hands what the Builder needs from the trace's Meta to b: the CPU
+// count and the coverage that decides the valid window. Call it after the
+// reader returned io.EOF.
+func (m *Meta) Apply(b *timeline.Builder) {
+	b.SetNCPU(m.NCPU)
+	b.SetCoverage(m.Coverage, m.CoverageNote)
 }
 
 // Skip records a skipped malformed record.

@@ -50,7 +50,9 @@
 //
 // Non-sample lines: "# " lines are the --header block; "# os release : X"
 // sets Meta.Kernel and "# nrcpus avail : N" (else "# nrcpus online : N")
-// sets Meta.NCPU. Without that header perf gives no CPU count, so Meta.NCPU
+// sets Meta.NCPU; "write_backward = 1" in an "# event :" line (perf record
+// --overwrite) makes Meta.Coverage lost, as a LOST record does; otherwise it
+// is unknown (see coverage.go: perf starts the CPUs' recording in turn). Without that header perf gives no CPU count, so Meta.NCPU
 // is the highest CPU seen plus one, with a Meta.Warnings note. With
 // --show-lost-events perf prints "PERF_RECORD_LOST lost M" on the CPU whose
 // ring buffer lost M records (perf_event__fprintf_lost in

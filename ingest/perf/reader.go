@@ -59,6 +59,11 @@ type Reader struct {
 	ncpuOnline int // from "# nrcpus online", 0 if absent
 	latency    bool
 	names      map[string]string // event names counted in Meta.Unknown
+
+	header    bool // a --header block was read
+	backward  bool // its event attributes say write_backward (perf record --overwrite)
+	lostLines int  // PERF_RECORD_LOST records read
+	firstLost int  // line of the first
 }
 
 var _ parse.Reader = (*Reader)(nil)
@@ -270,6 +275,9 @@ func (r *Reader) record(s *sample, unterminated bool) *parse.ParseError {
 		r.countUnknown(name)
 		return nil
 	}
+	if r.lostLines++; r.lostLines == 1 {
+		r.firstLost = r.line
+	}
 	// " lost %lu" (perf_event__fprintf_lost, tools/perf/util/event.c).
 	rest := skipSpace(s.rest[len(name):])
 	n := int64(-1)
@@ -349,6 +357,7 @@ func (r *Reader) commit(ev *timeline.Event) {
 // finish completes Meta once the input is exhausted.
 func (r *Reader) finish() {
 	r.eof = true
+	r.coverage()
 	seen := r.maxCPU + 1
 	switch {
 	case r.ncpuAvail > 0 || r.ncpuOnline > 0:
@@ -409,7 +418,15 @@ func (r *Reader) headerLine(line []byte) {
 	}
 	key = bytes.TrimSpace(key)
 	val = bytes.TrimSpace(val)
+	r.header = true
 	switch string(key) {
+	case "event":
+		// "# event : name = sched:sched_switch, , id = { ... }, ...,
+		// write_backward = 1" (print_event_desc in tools/perf/util/header.c,
+		// attribute fields from perf_event_attr__fprintf).
+		if bytes.Contains(val, []byte("write_backward = 1")) {
+			r.backward = true
+		}
 	case "os release":
 		r.meta.Kernel = string(val)
 	case "nrcpus avail", "nrcpus online":

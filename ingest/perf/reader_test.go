@@ -383,3 +383,37 @@ func TestSniff(t *testing.T) {
 		})
 	}
 }
+
+// TestCoverage: a perf script capture never proves its CPUs were recorded
+// from its first record (perf enables the CPUs' events in turn); LOST
+// records and perf record --overwrite show events lost.
+func TestCoverage(t *testing.T) {
+	const sample = "            perf  7699 [001]   663.323600:       sched:sched_waking: comm=a pid=1 prio=120 target_cpu=001\n"
+	tests := []struct {
+		name, in string
+		cov      timeline.Coverage
+		note     string
+	}{
+		{"samples only", sample, timeline.CoverageUnknown, "enables each CPU's events in turn"},
+		{"a LOST record", sample + "            perf  7699 [001]   663.323635: PERF_RECORD_LOST lost 14\n" + sample,
+			timeline.CoverageLost, "1 PERF_RECORD_LOST records, the first at line 2"},
+		{"header without write_backward",
+			"# ========\n# captured on    : Wed Dec  2 15:06:42 2026\n# event : name = sched:sched_switch, , id = { 12, 13 }, type = 2 (PERF_TYPE_TRACEPOINT), size = 136, config = 0x13d, { sample_period, sample_freq } = 1, sample_type = IP|TID|TIME|CPU|PERIOD|RAW, disabled = 1, inherit = 1\n# ========\n#\n" + sample,
+			timeline.CoverageUnknown, "enables each CPU's events in turn"},
+		{"perf record --overwrite",
+			"# ========\n# captured on    : Wed Dec  2 15:06:42 2026\n# event : name = sched:sched_switch, , id = { 12, 13 }, type = 2 (PERF_TYPE_TRACEPOINT), size = 136, config = 0x13d, { sample_period, sample_freq } = 1, sample_type = IP|TID|TIME|CPU|PERIOD|RAW, disabled = 1, inherit = 1, write_backward = 1\n# ========\n#\n" + sample,
+			timeline.CoverageLost, "perf record --overwrite"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, r, err := readAll(t, []byte(tc.in), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := r.Meta()
+			if m.Coverage != tc.cov || !strings.Contains(m.CoverageNote, tc.note) {
+				t.Errorf("coverage %v %q, want %v with %q", m.Coverage, m.CoverageNote, tc.cov, tc.note)
+			}
+		})
+	}
+}

@@ -152,6 +152,7 @@ func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
 		// file (Perfetto's own ring buffer overwrote them): the CPU's data
 		// is complete only from validEnd on.
 		c.pendStart, c.startAt = true, timeline.Time(int64(validEnd)+r.clockOffset)
+		r.lateStarts++
 	}
 	if lost || nErrors > 0 {
 		start := timeline.NoTime

@@ -24,7 +24,8 @@
 //	      last_read_event_timestamp (9), previous_bundle_end_timestamp (10)
 //	    process_tree (2)                         -> Meta.Tasks, Reader.Processes
 //	    clock_snapshot (6), service_event (69)   -> clock, Reader.TracingStarted
-//	    ftrace_stats (34)                        -> lost records (overrun)
+//	    ftrace_stats (34)                        -> lost records (overrun), Meta.Coverage
+//	    trace_stats (35)                         -> Meta.Coverage (service buffers' losses)
 //	    system_info (45), cpu_info (67)          -> Meta.Kernel, NCPU, Topology
 //	    trusted_packet_sequence_id (10), sequence_flags (13),
 //	    previous_packet_dropped (42), machine_id (98)
@@ -75,6 +76,9 @@
 // Start = that timestamp. FtraceStats overrun+commit_overrun+dropped_events
 // growing between START_OF_TRACE and END_OF_TRACE on a CPU no bundle flagged
 // gives a KindLost with that count at the end; on a flagged CPU a warning.
+//
+// Meta.Coverage is complete when every CPU with bundles has ftrace stats at
+// both ends and nothing above (nor TraceStats) shows a loss; see coverage.go.
 //
 // Clocks: see lockClock in meta.go. Malformed input gives a
 // *parse.ParseError with the offset of the packet and the message path

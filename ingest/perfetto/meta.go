@@ -508,6 +508,64 @@ func (r *Reader) decodeFtraceStats(b []byte) *fieldError {
 	return nil
 }
 
+// decodeTraceStats notes what the tracing service's TraceStats counted as
+// lost: chunks overwritten in a RING_BUFFER buffer before they were read
+// (the oldest data of the trace), chunks discarded by a DISCARD buffer or
+// before reaching one, failed patches, ABI violations and packets a trace
+// writer reported lost.
+func (r *Reader) decodeTraceStats(b []byte) *fieldError {
+	r.traceStats = true
+	var discarded uint64
+	var buffers [][]byte
+	for len(b) > 0 {
+		f, n, fe := next(b)
+		if fe != nil {
+			return fe
+		}
+		b = b[n:]
+		switch f.num {
+		case fTraceStatsBuffers:
+			if fe := f.want(protowire.BytesType, "buffer_stats"); fe != nil {
+				return fe
+			}
+			buffers = append(buffers, f.b)
+		case fTraceStatsChunksDiscarded:
+			if fe := f.want(protowire.VarintType, "chunks_discarded"); fe != nil {
+				return fe
+			}
+			discarded = f.v
+		}
+	}
+	if discarded > 0 {
+		r.serviceLoss = append(r.serviceLoss, fmt.Sprintf("%d chunks discarded before reaching a buffer", discarded))
+	}
+	names := map[protowire.Number]string{
+		fBufChunksOverwritten: "chunks overwritten", fBufBytesOverwritten: "bytes overwritten",
+		fBufChunksDiscarded: "chunks discarded", fBufPatchesFailed: "patches failed",
+		fBufAbiViolations: "ABI violations", fBufTraceWriterPacketLoss: "trace writer packet losses",
+	}
+	for i, bs := range buffers {
+		for len(bs) > 0 {
+			g, m, fe := next(bs)
+			if fe != nil {
+				return fe.in("buffer_stats")
+			}
+			bs = bs[m:]
+			name, ok := names[g.num]
+			if !ok {
+				continue
+			}
+			if fe := g.want(protowire.VarintType, name); fe != nil {
+				return fe.in("buffer_stats")
+			}
+			if g.v > 0 {
+				r.serviceLoss = append(r.serviceLoss, fmt.Sprintf("buffer %d: %d %s", i, g.v, name))
+			}
+		}
+	}
+	return nil
+}
+
 // kernelComm returns the comm the kernel's events show for a name read from
 // /proc/PID/comm. For a workqueue worker /proc appends "-" and the work
 // item's workqueue ("kworker/1:0-events", wq_worker_comm in

@@ -21,6 +21,7 @@ const (
 	fPacketInternedData       = 12  // InternedData interned_data = 12
 	fPacketSequenceFlags      = 13  // uint32 sequence_flags = 13
 	fPacketFtraceStats        = 34  // FtraceStats ftrace_stats = 34
+	fPacketTraceStats         = 35  // TraceStats trace_stats = 35
 	fPacketIncrementalCleared = 41  // bool incremental_state_cleared = 41 (deprecated)
 	fPacketPreviousDropped    = 42  // uint32 previous_packet_dropped = 42 (was bool)
 	fPacketSystemInfo         = 45  // SystemInfo system_info = 45
@@ -218,6 +219,21 @@ const (
 	statsPhaseEnd        = 2 // END_OF_TRACE = 2
 	fCPUStatsReadEvents  = 9 // uint64 read_events = 9
 	fCPUStatsCommitOverr = 4 // uint64 commit_overrun = 4
+)
+
+// TraceStats and TraceStats.BufferStats (common/trace_stats.proto): the
+// tracing service's counters of its own buffers, written at the end of a
+// trace recorded by traced. The counters listed are those that count data
+// lost.
+const (
+	fTraceStatsBuffers         = 1  // repeated BufferStats buffer_stats = 1
+	fTraceStatsChunksDiscarded = 8  // uint64 chunks_discarded = 8 (before reaching a buffer)
+	fBufChunksOverwritten      = 3  // BufferStats: uint64 chunks_overwritten = 3
+	fBufPatchesFailed          = 6  // BufferStats: uint64 patches_failed = 6
+	fBufAbiViolations          = 9  // BufferStats: uint64 abi_violations = 9
+	fBufBytesOverwritten       = 13 // BufferStats: uint64 bytes_overwritten = 13
+	fBufChunksDiscarded        = 18 // BufferStats: uint64 chunks_discarded = 18
+	fBufTraceWriterPacketLoss  = 19 // BufferStats: uint64 trace_writer_packet_loss = 19
 )
 
 // ProcessTree (trace/ps/process_tree.proto).

@@ -97,6 +97,10 @@ type Reader struct {
 	tracingStarted timeline.Time
 	unknownNames   map[uint32]string
 
+	traceStats  bool     // a TraceStats packet was read
+	serviceLoss []string // what TraceStats counted as lost, for Meta.CoverageNote
+	lateStarts  int      // CPUs whose first bundle says earlier bundles existed
+
 	b bundleScratch
 
 	commCache [256]struct {
@@ -468,11 +472,11 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 // packetFields holds the fields of one TracePacket that are decoded after
 // the whole packet was scanned (their meaning depends on other fields).
 type packetFields struct {
-	ftrace, tree, sysInfo, cpuInfo, stats, snapshot, service, compressed, zstd []byte
-	hasTimestamp, hasSeq, hasMachine                                           bool
-	timestamp                                                                  uint64
-	seq, flags, machine                                                        uint32
-	dropped, cleared, first                                                    bool
+	ftrace, tree, sysInfo, cpuInfo, stats, traceStats, snapshot, service, compressed, zstd []byte
+	hasTimestamp, hasSeq, hasMachine                                                       bool
+	timestamp                                                                              uint64
+	seq, flags, machine                                                                    uint32
+	dropped, cleared, first                                                                bool
 }
 
 // decodePacket decodes one TracePacket. Events of an ftrace bundle go to
@@ -498,6 +502,8 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 			dst, name = &p.cpuInfo, "cpu_info"
 		case fPacketFtraceStats:
 			dst, name = &p.stats, "ftrace_stats"
+		case fPacketTraceStats:
+			dst, name = &p.traceStats, "trace_stats"
 		case fPacketClockSnapshot:
 			dst, name = &p.snapshot, "clock_snapshot"
 		case fPacketServiceEvent:
@@ -549,7 +555,7 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 
 	// Data of another machine (a remote machine of a multi-machine trace)
 	// is counted, not mixed with the host's CPUs.
-	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil {
+	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil || p.traceStats != nil {
 		if !r.hostKnown {
 			r.host, r.hostKnown = p.machine, true
 		} else if p.machine != r.host {
@@ -602,6 +608,11 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 	if p.stats != nil {
 		if fe := r.decodeFtraceStats(p.stats); fe != nil {
 			return fe.in("ftrace_stats")
+		}
+	}
+	if p.traceStats != nil {
+		if fe := r.decodeTraceStats(p.traceStats); fe != nil {
+			return fe.in("trace_stats")
 		}
 	}
 	if p.ftrace != nil {
@@ -779,6 +790,7 @@ func (r *Reader) finish() {
 		r.out = append(r.out, ev)
 		c.pendLost = false
 	}
+	r.coverage()
 	if r.meta.NCPU == 0 {
 		if r.meta.Topology != nil && len(r.meta.Topology.CPUs) > 0 {
 			r.meta.NCPU = len(r.meta.Topology.CPUs)

@@ -34,6 +34,12 @@ type WriterOptions struct {
 	Kernel string
 	// NCPU is written as SystemInfo.num_cpus when positive.
 	NCPU int
+	// Incomplete says the events come from a trace that does not prove
+	// every CPU was recorded from its first event (its parse.Meta.Coverage
+	// is not timeline.CoverageComplete). The START_OF_TRACE FtraceStats,
+	// without which a Reader does not take a trace as complete, is then
+	// left out.
+	Incomplete bool
 }
 
 // Writer writes timeline events as a Perfetto trace (a serialized Trace,
@@ -324,6 +330,9 @@ func (w *Writer) start() error {
 	}
 	if err := w.writeTasks(); err != nil {
 		return err
+	}
+	if w.opts.Incomplete {
+		return nil
 	}
 	return w.writeStats(statsPhaseStart)
 }
