@@ -23,12 +23,13 @@ func (m *Model) schedIdleCPU(cpu int) bool {
 	if rq.rtNr > 0 || rq.hNr == 0 {
 		return false
 	}
-	for _, t := range rq.cfsQ {
+	idle := true
+	m.eachFairTask(rq, func(_ *cfsRQ, t int32) {
 		if e := &m.ent[t]; !e.delayed && e.policy != replay.PolicyIdle {
-			return false
+			idle = false
 		}
-	}
-	return true
+	})
+	return idle
 }
 
 func (m *Model) idleOrSchedIdle(cpu int) bool { return m.idleCPU(cpu) || m.schedIdleCPU(cpu) }
@@ -439,7 +440,7 @@ func (m *Model) groupWakeupStats(sd *schedDomain, g *schedGroup, t int) wakeupSt
 		rq := m.rq[c]
 		load, util, run := m.cpuLoad(rq), m.cpuUtilCFS(rq), m.cpuRunnable(rq)
 		if int(e.peltCPU) == c {
-			load = max(load-int64(e.load), 0)
+			load = max(load-m.loadOf(t), 0)
 			util = max(util-int64(e.util), 0)
 			run = max(run-int64(e.runnable), 0)
 		}
