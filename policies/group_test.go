@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -582,4 +583,42 @@ func TestGroupRealFixture(t *testing.T) {
 	if d := math.Abs(float64(grouped["hackbench"]-rec["hackbench"])) / float64(rec["hackbench"]); d > 0.001 {
 		t.Errorf("hackbench got %d ns with groups, want its recorded %d ns within 0.1%% (it finishes)", grouped["hackbench"], rec["hackbench"])
 	}
+}
+
+// FuzzGroupReplay replays scenario specs with task groups under the
+// mainline model, checking the queues' bookkeeping after every call of the
+// engine, that no task gets more work than its demand, and that the
+// modeled timeline is consistent. Seeds are the hand-worked group
+// scenarios and the grouped mixed workload.
+func FuzzGroupReplay(f *testing.F) {
+	f.Add("topology symmetric 2\nhz 250\nend 200ms\n" + strings.Replace(groupedMixed(), "end 3s\n", "", 1))
+	f.Add(junoTopo + "end 300ms\n" + strings.Replace(groupedMixed(), "end 3s\n", "", 1))
+	f.Add("topology symmetric 2\nend 100ms\ngroup G\ntask r{i} x2 cpus {i}\n  forever\ntask g{i} x3 group G\n  repeat 50 {\n    run 300us\n    sleep 200us\n  }\n")
+	f.Add("topology smt 2 2\nend 100ms\ngroup A nice 5\ngroup B weight 900\ntask a{i} x3 group A\n  repeat 40 {\n    run 500us\n    wake b{i}\n    wait b{i}\n  }\ntask b{i} x3 group B\n  repeat 40 {\n    wait a{i}\n    run 200us\n    wake a{i}\n  }\ntask r\n  forever\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		sp, err := replay.ParseSpec(strings.NewReader(src), "fuzz.spec")
+		if err != nil || sp.Topology == nil || len(sp.Topology.CPUs) > 16 || len(sp.Workload.Tasks) > 200 {
+			return
+		}
+		pol := []string{"6.6", "6.12", "6.18", "6.18,WAKEUP_PICK"}[len(src)%4]
+		cm := &checkedModel{Model: MustParse(pol), t: t}
+		opts := sp.Options()
+		opts.End = min(max(opts.End, 1), 300_000_000)
+		opts.MaxEvents = 200_000
+		r, err := replay.Simulate(sp.Workload, sp.Topology, cm, opts)
+		if errors.Is(err, replay.ErrTooManyEvents) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: Simulate: %v", pol, err)
+		}
+		if n := len(r.Timeline.Inconsistencies); n > 0 {
+			t.Fatalf("%s: %d timeline inconsistencies, first %+v", pol, n, r.Timeline.Inconsistencies[0])
+		}
+		for i, tr := range r.Tasks {
+			if tk := &sp.Workload.Tasks[i]; tk.End != replay.EndRun && tr.Work > tk.Demand() {
+				t.Errorf("%s: task %s did %d of work, demand %d", pol, tk.Comm, tr.Work, tk.Demand())
+			}
+		}
+	})
 }

@@ -23,13 +23,21 @@ func (m *Model) schedIdleCPU(cpu int) bool {
 	if rq.rtNr > 0 || rq.hNr == 0 {
 		return false
 	}
-	idle := true
-	m.eachFairTask(rq, func(_ *cfsRQ, t int32) {
-		if e := &m.ent[t]; !e.delayed && e.policy != replay.PolicyIdle {
-			idle = false
+	// Group entities are never SCHED_IDLE: one queued means a runnable
+	// task of a group, which its queue is checked for below.
+	for _, t := range rq.cfsQ {
+		if e := &m.ent[t]; e.gq == nil && !e.delayed && e.policy != replay.PolicyIdle {
+			return false
 		}
-	})
-	return idle
+	}
+	for _, gq := range rq.grq {
+		for _, t := range gq.cfsQ {
+			if e := &m.ent[t]; !e.delayed && e.policy != replay.PolicyIdle {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (m *Model) idleOrSchedIdle(cpu int) bool { return m.idleCPU(cpu) || m.schedIdleCPU(cpu) }
