@@ -324,20 +324,12 @@ func (m *Model) dequeueFair(rq *runQueue, t int, flags replay.DequeueFlags) {
 	}
 	q := m.taskQ(rq, t)
 	m.updateCurr(q)
-	if q.grp != nil {
-		m.updateTGLoad(q.grp)
-	}
 	sleep := flags&replay.DeqSleep != 0
 	if sleep {
 		m.utilEstUpdate(rq, t)
 	}
 	m.utilEstDequeue(rq, t)
-	if e.delayed {
-		m.finishDequeue(q, t, sleep)
-		m.groupDequeued(q)
-		return
-	}
-	if m.cfg.Has(FeatDelayDequeue) && sleep && !q.eligibleV(e.v) {
+	if !e.delayed && m.cfg.Has(FeatDelayDequeue) && sleep && !q.eligibleV(e.v) {
 		e.delayed = true
 		q.hNr--
 		q.runW -= e.w
@@ -346,6 +338,9 @@ func (m *Model) dequeueFair(rq *runQueue, t int, flags replay.DequeueFlags) {
 		}
 		*m.c.delayed++
 		return
+	}
+	if q.grp != nil {
+		m.updateTGLoad(q.grp) // update_load_avg(UPDATE_TG) of a dequeue that is not delayed
 	}
 	m.finishDequeue(q, t, sleep)
 	m.groupDequeued(q)

@@ -186,6 +186,46 @@ task g{i+1} x2 group G cpus 1
 	}
 }
 
+func TestGroupBalanceByGroupLoad(t *testing.T) {
+	// Two equal groups on two CPUs, A with one hog, B with three. Alone on
+	// a CPU, A's entity weighs 1024 there, and B's weighs 1024 on the
+	// other CPU (all of B's load is there): the root loads are equal and
+	// the balancer leaves them. Any other split is unequal (A's task with
+	// one of B's: 1024 + 341 against 683) and is balanced away. So each
+	// group gets a CPU: a about 2 s of 2 s, each b a third of 2 s. Flat,
+	// the four tasks would get about 1 s each.
+	src := `
+topology symmetric 2
+hz 250
+end 2s
+group A
+group B
+task a group A
+  forever
+task b{i} x3 group B
+  forever
+`
+	for _, v := range groupVersions {
+		t.Run(v, func(t *testing.T) {
+			r, sp, _ := run(t, src, v, -1)
+			got := map[string]int64{}
+			for i, tk := range sp.Workload.Tasks {
+				got[tk.Comm] = r.Tasks[i].CPUTime
+			}
+			if got["a"] < 1_900_000_000 {
+				t.Errorf("a: CPU time %.0f ms, want about 2000 ms (a CPU of its own)", float64(got["a"])/1e6)
+			}
+			for i := range 3 {
+				name := fmt.Sprintf("b%d", i)
+				if d := math.Abs(float64(got[name]) - 2e9/3); d > 0.05*2e9/3 {
+					t.Errorf("%s: CPU time %.0f ms, want a third of 2000 ms within 5%%", name, float64(got[name])/1e6)
+				}
+			}
+			t.Logf("a %.0f ms, b0..b2 %.0f %.0f %.0f ms, %d balancer moves", float64(got["a"])/1e6, float64(got["b0"])/1e6, float64(got["b1"])/1e6, float64(got["b2"])/1e6, r.Counters["lb.moved"])
+		})
+	}
+}
+
 func TestGroupOfEverythingIsFlat(t *testing.T) {
 	// On one CPU, a workload whose fair tasks are all in one group runs as
 	// without groups: the group's entity is alone in the root queue and
@@ -352,6 +392,12 @@ func (c *checkedModel) WakeupPreempt(cpu, t int) bool {
 func (c *checkedModel) Pick(cpu, prev int, q bool) replay.Pick {
 	p := c.Model.Pick(cpu, prev, q)
 	c.check("Pick")
+	if p.Delay == 0 && !c.fail {
+		if err := c.Model.currInvariants(cpu); err != nil {
+			c.fail = true
+			c.t.Errorf("after Pick on CPU %d at %d ns (call %d, prev %d, picked %d): %v", cpu, c.Model.now(), c.calls, prev, p.Task, err)
+		}
+	}
 	return p
 }
 func (c *checkedModel) PutPrev(cpu, prev int) {
@@ -436,16 +482,50 @@ func (m *Model) queueInvariants() error {
 	return nil
 }
 
+// currInvariants checks, once cpu has picked, that the current entity of
+// each of its fair queues is the running task's (or its group's): none when
+// it idles or runs an RT task.
+func (m *Model) currInvariants(cpu int) error {
+	rq := m.rq[cpu]
+	wantRoot, wantG, g := int32(-1), int32(-1), int32(-1)
+	if c := rq.curr; c >= 0 && m.ent[c].cls == clsFair {
+		if g = m.ent[c].grp; g >= 0 {
+			wantRoot, wantG = rq.grq[g].se, c
+		} else {
+			wantRoot = c
+		}
+	}
+	if rq.cfsCurr != wantRoot {
+		return fmt.Errorf("root queue's current entity %d, want %d (running task %d)", rq.cfsCurr, wantRoot, rq.curr)
+	}
+	for _, gq := range rq.grq {
+		want := int32(-1)
+		if int32(gq.g) == g {
+			want = wantG
+		}
+		if gq.cfsCurr != want {
+			return fmt.Errorf("group %d queue's current entity %d, want %d (running task %d)", gq.g, gq.cfsCurr, want, rq.curr)
+		}
+	}
+	return nil
+}
+
 // groupedMixed is mixedWorkload with its tasks spread over three groups of
-// different weights and the root group.
+// different weights and the root group, plus an RT task that preempts them
+// and core-scheduling cookies on two groups' tasks.
 func groupedMixed() string {
-	s := "group A weight 300\ngroup B nice 3\ngroup C weight 50\n" + mixedWorkload
+	s := "group A weight 300\ngroup B nice 3\ngroup C weight 50\n" + mixedWorkload + `task rt rt 10
+  repeat 300 {
+    periodic 3ms
+    run 400us
+  }
+`
 	for _, r := range []struct{ from, to string }{
 		{"task p{i} x6", "task p{i} x6 group A"},
-		{"task q{i} x6", "task q{i} x6 group B"},
+		{"task q{i} x6", "task q{i} x6 group B cookie 7"},
 		{"task tick{i} x3", "task tick{i} x3 group A"},
 		{"task child{i} x2 start fork", "task child{i} x2 start fork group C"},
-		{"task hog{i} x3", "task hog{i} x3 group C"},
+		{"task hog{i} x3", "task hog{i} x3 group C cookie 9"},
 	} {
 		s = strings.Replace(s, r.from, r.to, 1)
 	}
@@ -454,7 +534,8 @@ func groupedMixed() string {
 
 func TestGroupInvariantsAndConservation(t *testing.T) {
 	// Ping-pong pairs, timers, forks, hogs and a pinned task in three
-	// groups and the root, on big.LITTLE and SMT machines with balancing:
+	// groups and the root, an RT task, core-scheduling cookies on two
+	// groups' tasks, on big.LITTLE and SMT machines with balancing:
 	// after every call of the engine the queues' bookkeeping holds, every
 	// task that finishes gets exactly its demand, the timeline is
 	// consistent, and tasks of groups migrate.
@@ -502,6 +583,9 @@ func TestGroupInvariantsAndConservation(t *testing.T) {
 				}
 				if r.Counters["group.reweight"] == 0 {
 					t.Errorf("no group entity was reweighted")
+				}
+				if tp.name == "smt" && r.Counters["core.sync-picks"] == 0 {
+					t.Errorf("no synchronized core pick: core scheduling with groups is not exercised")
 				}
 				t.Logf("%d checked calls, %d migrations of group tasks, %d reweights, %d delayed tasks, %d delayed groups", cm.calls, moved, r.Counters["group.reweight"], r.Counters["eevdf.delayed-dequeue"], r.Counters["group.delayed-dequeue"])
 			})

@@ -452,9 +452,19 @@ func (m *Model) pickLocal(rq *runQueue, prev int) int {
 }
 
 // putPrevIfOther puts prev back unless it is next. keep is as for putPrev.
+// A task of a group that left the CPU by blocking (Dequeue) is no longer
+// rq.curr, but its group's entity is still the root queue's current one:
+// that level is put here, as put_prev_task_fair puts every level of prev.
 func (m *Model) putPrevIfOther(rq *runQueue, prev, next, keep int) {
-	if prev >= 0 && prev != next && int(rq.curr) == prev {
+	if prev < 0 || prev == next {
+		return
+	}
+	if int(rq.curr) == prev {
 		m.putPrev(rq, prev, keep)
+		return
+	}
+	if e := &m.ent[prev]; e.grp >= 0 && e.cls == clsFair && int(e.cpu) == rq.cpu {
+		m.putPrevFair(rq, prev, keep)
 	}
 }
 
