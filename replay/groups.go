@@ -112,9 +112,10 @@ func (w *Workload) validateGroups() error {
 // apply only to tasks whose cgroup is the root of the cpu controller:
 // task_wants_autogroup, kernel/sched/autogroup.h), else in the root group.
 // Each distinct cgroup path is a child of the root group with its own
-// cpu.weight: nested cgroups are flattened to one level. A task whose group
-// changes later keeps the group of its first record; a thread id reused by
-// several task instances gives them all that group.
+// cpu.weight: nested cgroups are flattened to one level; the first record
+// naming a group gives its weight. A task whose group changes later keeps
+// the group of its first record; a thread id reused by several task
+// instances gives them all that group.
 func extractGroups(w *Workload, tl *timeline.Timeline) {
 	if len(tl.Groups) == 0 {
 		w.Assumptions = slices.Insert(w.Assumptions, 0, Assumption{Name: AssumeFlatCgroups, Detail: "groups unknown (the recording has no group table): every task in the root group, weighing by its own nice"})
