@@ -541,10 +541,15 @@ func (m *Model) findBusiestQueue(env *lbEnv, g *schedGroup) int {
 	return busiest
 }
 
-// cfsTasksTail returns src's fair tasks from the tail of cfs_tasks (least
-// recently run or enqueued first).
+// cfsTasksTail returns src's fair tasks, of every group, from the tail of
+// cfs_tasks (least recently run or enqueued first).
 func (m *Model) cfsTasksTail(rq *runQueue) []int32 {
-	l := slices.Clone(rq.cfsQ)
+	var l []int32
+	if len(rq.grq) == 0 {
+		l = slices.Clone(rq.cfsQ)
+	} else {
+		m.eachFairTask(rq, func(_ *cfsRQ, x int32) { l = append(l, x) })
+	}
 	slices.SortFunc(l, func(a, b int32) int {
 		sa, sb := m.ent[a].lbStamp, m.ent[b].lbStamp
 		switch {
@@ -852,6 +857,7 @@ func (m *Model) updateNewidleCost(sd *schedDomain, cost int64) {
 // interval has passed.
 func (m *Model) balanceDomains(cpu int, idle idleType) {
 	rq := m.rq[cpu]
+	m.updateBlockedGroups(rq)
 	j := m.jiffies()
 	next := j + 60*int64(m.s.HZ())
 	update := false
@@ -1026,6 +1032,7 @@ func (m *Model) newidleStart(rq *runQueue) replay.Pick {
 		}
 		return m.goIdle(rq)
 	}
+	m.updateBlockedGroups(rq)
 	rq.ni = newidleState{active: true, nextBalance: nb}
 	*m.c.lbNewidleRuns++
 	return m.newidleContinue(rq)

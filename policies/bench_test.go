@@ -61,6 +61,12 @@ func BenchmarkReplayJunoTimeline(b *testing.B) {
 	benchScenario(b, junoTopo+mixedWorkload, "6.12", true)
 }
 
+// BenchmarkReplayJunoGroups is BenchmarkReplayJuno with the tasks in three
+// task groups and the root group.
+func BenchmarkReplayJunoGroups(b *testing.B) {
+	benchScenario(b, junoTopo+groupedMixed(), "6.12", false)
+}
+
 // BenchmarkReplayRealTrace is what `schedlens replay` does after loading
 // the largest real fixture (ftrace-oracle-busy, 259k events): extract the
 // workload, simulate it under mainline 6.18 with the timeline built.

@@ -187,16 +187,18 @@ func (c *coreSched) findCookie(cpu int, cookie uint64) int {
 	if best >= 0 {
 		return best
 	}
+	// Deadlines of different queues are compared relative to their own
+	// queue's average vruntime.
 	var bestDL int64
-	for _, x := range rq.cfsQ {
+	m.eachFairTask(rq, func(q *cfsRQ, x int32) {
 		e := &m.ent[x]
 		if e.delayed || e.cookie != cookie {
-			continue
+			return
 		}
-		if best < 0 || e.dl-bestDL < 0 {
-			best, bestDL = int(x), e.dl
+		if dl := e.dl - q.avgVruntime(); best < 0 || dl-bestDL < 0 {
+			best, bestDL = int(x), dl
 		}
-	}
+	})
 	return best
 }
 
@@ -218,9 +220,9 @@ func (c *coreSched) higher(a, b int) bool {
 	}
 	// cfs_prio_less: vruntimes compared after normalizing each by its
 	// queue (the kernel uses min_vruntime snapshots; the model uses the
-	// queue's average vruntime).
-	da := ea.v - m.rq[ea.cpu].avgVruntime()
-	db := eb.v - m.rq[eb.cpu].avgVruntime()
+	// average vruntime of the task's own queue).
+	da := ea.v - m.taskQ(m.rq[ea.cpu], a).avgVruntime()
+	db := eb.v - m.taskQ(m.rq[eb.cpu], b).avgVruntime()
 	return da < db
 }
 
@@ -332,14 +334,14 @@ func (c *coreSched) commit(cpu, prev, next int) replay.Pick {
 		}
 	}
 	if next < 0 {
-		m.putPrevIfOther(rq, prev, -1)
+		m.putPrevIfOther(rq, prev, -1, -1)
 		if m.NrRunning(cpu) == 0 {
 			return m.newidleStart(rq)
 		}
 		return m.goIdle(rq)
 	}
 	if next != prev || int(rq.curr) != prev {
-		m.putPrevIfOther(rq, prev, next)
+		m.putPrevIfOther(rq, prev, next, -1) // put_prev_set_next_task: every level
 		if int(rq.curr) != next {
 			m.setNext(rq, next)
 		}

@@ -1,6 +1,7 @@
 // Package policies holds the scheduler models that package replay runs: the
-// mainline Linux fair/RT scheduler (EEVDF, PELT, wake placement, load
-// balancing over sched domains, core scheduling) for a kernel version, and
+// mainline Linux fair/RT scheduler (EEVDF, one level of task groups, PELT,
+// wake placement, load balancing over sched domains, core scheduling) for a
+// kernel version, and
 // the five seed patches as switchable knobs, one file each:
 //
 //	lb_eligible_first.go   lb-eligible-first   seed 000

@@ -5,23 +5,35 @@ import (
 	"github.com/schedlens/schedlens/timeline"
 )
 
+// cfsRQ is one cfs_rq: a CPU's root queue (embedded in its runQueue), or a
+// task group's queue on that CPU (groupRQ). Its entities are tasks and, in
+// the root queue, the entities of the groups with tasks queued on the CPU.
+type cfsRQ struct {
+	rq *runQueue
+
+	// every queued entity, running and delayed ones included
+	cfsQ     []int32
+	cfsCurr  int32 // running entity of this queue, -1
+	load     int64 // Σ weight of queued entities (cfs_rq->load)
+	avg      int64 // Σ (v - v0) × weight of queued entities
+	v0       int64 // base of avg (the kernel's min_vruntime / zero_vruntime role)
+	nrQueued int   // len(cfsQ) (cfs_rq->nr_queued)
+	hNr      int   // runnable tasks at and below this queue: queued and not delayed (h_nr_running)
+	runW     int64 // Σ weight of the runnable (not delayed) tasks queued here: the PELT load input
+
+	grp *groupRQ // the group this queue belongs to; nil for the root queue
+}
+
 // runQueue is one CPU's rq: the fair (cfs) and RT queues, PELT sums and
-// balancing state.
+// balancing state. The embedded cfsRQ is the root fair queue.
 type runQueue struct {
 	cpu     int
 	capOrig int64 // arch_scale_cpu_capacity
 	capOf   int64 // capacity_of: capOrig minus RT pressure, refreshed by balancing
 	curr    int32 // running task (any class), -1
 
-	// fair: every queued entity, running and delayed ones included
-	cfsQ     []int32
-	cfsCurr  int32 // running fair entity, -1
-	load     int64 // Σ weight of queued entities
-	avg      int64 // Σ (v - v0) × weight of queued entities
-	v0       int64 // base of avg (the kernel's min_vruntime / zero_vruntime role)
-	nrQueued int   // len(cfsQ) (cfs_rq->nr_queued)
-	hNr      int   // runnable fair entities: queued and not delayed (h_nr_running)
-	runW     int64 // Σ weight of the runnable (not delayed) fair entities
+	cfsRQ
+	grq []*groupRQ // per task group, its queue on this CPU (none without groups)
 
 	// RT: queued RT/DL tasks, the running one included
 	rtQ  []int32
@@ -45,12 +57,23 @@ type runQueue struct {
 }
 
 func newRunQueue(cpu int, capOrig int64) *runQueue {
-	return &runQueue{
-		cpu: cpu, capOrig: capOrig, capOf: capOrig, curr: -1, cfsCurr: -1,
+	rq := &runQueue{
+		cpu: cpu, capOrig: capOrig, capOf: capOrig, curr: -1,
 		// sched_init: avg_idle = 2 * sysctl_sched_migration_cost,
 		// max_idle_balance_cost = sysctl_sched_migration_cost.
 		avgIdle: 2 * migrationCost, maxIdleBalanceCost: migrationCost,
 	}
+	rq.cfsRQ = cfsRQ{rq: rq, cfsCurr: -1}
+	return rq
+}
+
+// taskQ returns the fair queue of rq that task t is (or would be) queued
+// on: its group's, or the root queue.
+func (m *Model) taskQ(rq *runQueue, t int) *cfsRQ {
+	if g := m.ent[t].grp; g >= 0 {
+		return &rq.grq[g].cfsRQ
+	}
+	return &rq.cfsRQ
 }
 
 // calcDeltaFair converts real time to virtual time for weight w
@@ -64,54 +87,54 @@ func calcDeltaFair(delta, w int64) int64 {
 
 // avgVruntime is avg_vruntime: the load-weighted mean vruntime of the
 // queued entities, floored.
-func (rq *runQueue) avgVruntime() int64 {
-	if rq.load == 0 {
-		return rq.v0
+func (q *cfsRQ) avgVruntime() int64 {
+	if q.load == 0 {
+		return q.v0
 	}
-	a := rq.avg
+	a := q.avg
 	if a < 0 {
-		a -= rq.load - 1
+		a -= q.load - 1
 	}
-	return rq.v0 + a/rq.load
+	return q.v0 + a/q.load
 }
 
 // eligibleV is vruntime_eligible: v <= V, compared without the division.
-func (rq *runQueue) eligibleV(v int64) bool {
-	return rq.avg >= (v-rq.v0)*rq.load
+func (q *cfsRQ) eligibleV(v int64) bool {
+	return q.avg >= (v-q.v0)*q.load
 }
 
-func (rq *runQueue) sumAdd(e *entity) {
-	rq.avg += (e.v - rq.v0) * e.w
-	rq.load += e.w
+func (q *cfsRQ) sumAdd(e *entity) {
+	q.avg += (e.v - q.v0) * e.w
+	q.load += e.w
 }
 
-func (rq *runQueue) sumSub(e *entity) {
-	rq.avg -= (e.v - rq.v0) * e.w
-	rq.load -= e.w
-	if rq.load == 0 {
-		rq.avg = 0
+func (q *cfsRQ) sumSub(e *entity) {
+	q.avg -= (e.v - q.v0) * e.w
+	q.load -= e.w
+	if q.load == 0 {
+		q.avg = 0
 	}
 }
 
 // rebase moves v0 to V when the sums drift far from it, keeping the
 // products well inside int64 (the kernel does the same with min_vruntime).
-func (rq *runQueue) rebase() {
-	if rq.load == 0 {
+func (q *cfsRQ) rebase() {
+	if q.load == 0 {
 		return
 	}
-	V := rq.avgVruntime()
-	if d := V - rq.v0; d > 1<<28 || d < -(1<<28) {
-		rq.avg -= d * rq.load
-		rq.v0 = V
+	V := q.avgVruntime()
+	if d := V - q.v0; d > 1<<28 || d < -(1<<28) {
+		q.avg -= d * q.load
+		q.v0 = V
 	}
 }
 
-func (rq *runQueue) removeFair(t int32) {
-	for i, x := range rq.cfsQ {
+func (q *cfsRQ) removeFair(t int32) {
+	for i, x := range q.cfsQ {
 		if x == t {
-			last := len(rq.cfsQ) - 1
-			rq.cfsQ[i] = rq.cfsQ[last]
-			rq.cfsQ = rq.cfsQ[:last]
+			last := len(q.cfsQ) - 1
+			q.cfsQ[i] = q.cfsQ[last]
+			q.cfsQ = q.cfsQ[:last]
 			return
 		}
 	}
@@ -127,8 +150,8 @@ func (m *Model) protected(e *entity) bool {
 	return e.vlag == e.dl
 }
 
-// armProtect is the protection part of set_next_entity.
-func (m *Model) armProtect(rq *runQueue, e *entity) {
+// armProtect is the protection part of set_next_entity, for e picked on q.
+func (m *Model) armProtect(q *cfsRQ, e *entity) {
 	if !m.cfg.Has(FeatProtectVprot) {
 		e.vlag = e.dl
 		return
@@ -138,7 +161,7 @@ func (m *Model) armProtect(rq *runQueue, e *entity) {
 	// slice as a quantum.
 	slice := m.normSlice
 	if m.cfg.Has(FeatRunToParity) {
-		slice = m.minSlice(rq)
+		slice = m.minSlice(q)
 	}
 	slice = min(slice, e.slice)
 	vprot := e.dl
@@ -159,19 +182,20 @@ func (m *Model) cancelProtect(e *entity) {
 	}
 }
 
-func (m *Model) minSlice(rq *runQueue) int64 {
+func (m *Model) minSlice(q *cfsRQ) int64 {
 	s := int64(1 << 62)
-	for _, t := range rq.cfsQ {
-		s = min(s, m.ent[t].slice)
+	for _, x := range q.cfsQ {
+		s = min(s, m.ent[x].slice)
 	}
 	return s
 }
 
-// updateCurr is update_curr for the fair class: charge the running entity,
-// advance its vruntime, renew its deadline, and ask for a reschedule when
-// the version's rule says so.
-func (m *Model) updateCurr(rq *runQueue) {
-	c := rq.cfsCurr
+// updateCurr is update_curr for one fair queue: charge its running entity
+// (a task, or a group entity in the root queue), advance its vruntime,
+// renew its deadline, and ask for a reschedule when the version's rule
+// says so.
+func (m *Model) updateCurr(q *cfsRQ) {
+	c := q.cfsCurr
 	if c < 0 {
 		return
 	}
@@ -186,11 +210,11 @@ func (m *Model) updateCurr(rq *runQueue) {
 	dv := calcDeltaFair(delta, e.w)
 	e.v += dv
 	if e.onRQ {
-		rq.avg += dv * e.w
-		rq.rebase()
+		q.avg += dv * e.w
+		q.rebase()
 	}
 	resched := m.updateDeadline(e)
-	if rq.nrQueued <= 1 {
+	if q.nrQueued <= 1 {
 		return
 	}
 	switch {
@@ -201,11 +225,11 @@ func (m *Model) updateCurr(rq *runQueue) {
 	case m.cfg.Has(FeatPreemptShort):
 		// 6.12 did_preempt_short: protection cancelled (or never re-armed
 		// because the same task was picked again) and current ineligible.
-		resched = resched || (e.vlag != e.dl && !rq.eligibleV(e.v))
+		resched = resched || (e.vlag != e.dl && !q.eligibleV(e.v))
 	}
 	if resched {
 		*m.c.needPreempt++
-		m.s.Resched(rq.cpu)
+		m.s.Resched(q.rq.cpu)
 	}
 }
 
@@ -221,16 +245,16 @@ func (m *Model) updateDeadline(e *entity) bool {
 }
 
 // placeEntity is place_entity: vruntime from V and the saved lag, deadline
-// from the request (or kept relative, PLACE_REL_DEADLINE).
-func (m *Model) placeEntity(rq *runQueue, e *entity, initial bool) {
-	V := rq.avgVruntime()
+// from the request (or kept relative, PLACE_REL_DEADLINE and reweighting).
+func (m *Model) placeEntity(q *cfsRQ, e *entity, initial bool) {
+	V := q.avgVruntime()
 	e.slice = m.baseSlice
 	vslice := calcDeltaFair(e.slice, e.w)
 	var lag int64
-	if m.cfg.Has(FeatPlaceLag) && rq.nrQueued > 0 && e.vlag != 0 {
+	if m.cfg.Has(FeatPlaceLag) && q.nrQueued > 0 && e.vlag != 0 {
 		// Inflate the lag so that it survives adding the entity's own
 		// weight to the average: lag × (W + w) / W.
-		load := rq.load
+		load := q.load
 		if load <= 0 {
 			load = 1
 		}
@@ -250,76 +274,98 @@ func (m *Model) placeEntity(rq *runQueue, e *entity, initial bool) {
 
 // updateEntityLag is update_entity_lag: save V - v, clamped to
 // ±max(2 × slice, TICK_NSEC) in virtual time.
-func (m *Model) updateEntityLag(rq *runQueue, e *entity) {
-	vlag := rq.avgVruntime() - e.v
+func (m *Model) updateEntityLag(q *cfsRQ, e *entity) {
+	vlag := q.avgVruntime() - e.v
 	limit := calcDeltaFair(max(2*e.slice, m.s.TickNS()), e.w)
 	e.vlag = min(max(vlag, -limit), limit)
 }
 
+// enqueueFair is enqueue_task_fair: t enters its queue on rq (its group's
+// or the root), then its group's entity enters the root queue or is
+// reweighted.
 func (m *Model) enqueueFair(rq *runQueue, t int, flags replay.EnqueueFlags) {
 	e := &m.ent[t]
 	if e.onRQ {
 		return
 	}
-	m.updateCurr(rq)
+	q := m.taskQ(rq, t)
+	m.updateCurr(q)
+	if q.grp != nil {
+		m.updateTGLoad(q.grp)
+	}
 	if flags&replay.EnqNew != 0 {
 		e.vlag = 0
 		e.relDL = false
 	}
-	m.placeEntity(rq, e, flags&replay.EnqNew != 0)
-	rq.sumAdd(e)
-	rq.cfsQ = append(rq.cfsQ, int32(t))
-	rq.nrQueued++
-	rq.hNr++
-	rq.runW += e.w
+	m.placeEntity(q, e, flags&replay.EnqNew != 0)
+	q.sumAdd(e)
+	q.cfsQ = append(q.cfsQ, int32(t))
+	q.nrQueued++
+	q.hNr++
+	q.runW += e.w
 	e.onRQ = true
 	e.delayed = false
 	m.lbSeq++
 	e.lbStamp = m.lbSeq // account_entity_enqueue: list_add to the head of cfs_tasks
 	m.utilEstEnqueue(rq, t)
+	if q.grp != nil {
+		rq.hNr++
+		m.groupEnqueued(q.grp)
+	}
 }
 
-// dequeueFair is dequeue_entity; a sleeping ineligible entity stays queued
-// as delayed under DELAY_DEQUEUE.
+// dequeueFair is dequeue_task_fair: a sleeping ineligible task stays
+// queued as delayed under DELAY_DEQUEUE; a task that leaves its group's
+// queue empty takes the group's entity off the root queue.
 func (m *Model) dequeueFair(rq *runQueue, t int, flags replay.DequeueFlags) {
 	e := &m.ent[t]
 	if !e.onRQ {
 		return
 	}
-	m.updateCurr(rq)
+	q := m.taskQ(rq, t)
+	m.updateCurr(q)
 	sleep := flags&replay.DeqSleep != 0
 	if sleep {
 		m.utilEstUpdate(rq, t)
 	}
 	m.utilEstDequeue(rq, t)
-	if e.delayed {
-		m.finishDequeue(rq, t, sleep)
-		return
-	}
-	if m.cfg.Has(FeatDelayDequeue) && sleep && !rq.eligibleV(e.v) {
+	if !e.delayed && m.cfg.Has(FeatDelayDequeue) && sleep && !q.eligibleV(e.v) {
 		e.delayed = true
-		rq.hNr--
-		rq.runW -= e.w
+		q.hNr--
+		q.runW -= e.w
+		if q.grp != nil {
+			rq.hNr--
+		}
 		*m.c.delayed++
 		return
 	}
-	m.finishDequeue(rq, t, sleep)
+	if q.grp != nil {
+		m.updateTGLoad(q.grp) // update_load_avg(UPDATE_TG) of a dequeue that is not delayed
+	}
+	m.finishDequeue(q, t, sleep)
+	m.groupDequeued(q)
 }
 
-// finishDequeue removes e from the queue for good.
-func (m *Model) finishDequeue(rq *runQueue, t int, sleep bool) {
-	e := &m.ent[t]
-	m.updateEntityLag(rq, e)
+// finishDequeue takes entity x (a task, or a group entity of the root
+// queue) off q for good.
+func (m *Model) finishDequeue(q *cfsRQ, x int, sleep bool) {
+	e := &m.ent[x]
+	m.updateEntityLag(q, e)
 	if m.cfg.Has(FeatPlaceRelDeadline) && !sleep {
 		e.dl -= e.v
 		e.relDL = true
 	}
-	rq.sumSub(e)
-	rq.removeFair(int32(t))
-	rq.nrQueued--
+	q.sumSub(e)
+	q.removeFair(int32(x))
+	q.nrQueued--
 	if !e.delayed {
-		rq.hNr--
-		rq.runW -= e.w
+		if e.gq == nil {
+			q.hNr--
+			q.runW -= e.w
+			if q.grp != nil {
+				q.rq.hNr--
+			}
+		}
 	} else {
 		e.delayed = false
 		if m.cfg.Has(FeatDelayZero) && e.vlag > 0 {
@@ -327,48 +373,69 @@ func (m *Model) finishDequeue(rq *runQueue, t int, sleep bool) {
 		}
 	}
 	e.onRQ = false
-	if rq.cfsCurr == int32(t) {
-		rq.cfsCurr = -1
+	if q.cfsCurr == int32(x) {
+		q.cfsCurr = -1
 	}
 }
 
-// requeueDelayed is requeue_delayed_entity: a delayed sleeper is woken
-// before it was picked.
-func (m *Model) requeueDelayed(rq *runQueue, t int) {
-	e := &m.ent[t]
-	m.updateCurr(rq)
+// dequeueDelayed finishes the dequeue of delayed entity x of q, where a
+// pick landed on it (pick_next_entity with DELAY_DEQUEUE).
+func (m *Model) dequeueDelayed(q *cfsRQ, x int) {
+	if m.ent[x].gq != nil {
+		m.finishDequeue(q, x, true)
+		return
+	}
+	m.peltUpdateTask(x)
+	m.finishDequeue(q, x, true)
+	if int(q.rq.curr) == x {
+		q.rq.curr = -1
+	}
+	m.groupDequeued(q)
+}
+
+// requeueDelayed is requeue_delayed_entity: delayed entity x of q (a
+// sleeping task, or an emptied group) is wanted again before it was picked.
+func (m *Model) requeueDelayed(q *cfsRQ, x int) {
+	e := &m.ent[x]
+	m.updateCurr(q)
 	if m.cfg.Has(FeatDelayZero) {
-		m.updateEntityLag(rq, e)
+		m.updateEntityLag(q, e)
 		if e.vlag > 0 {
-			rq.sumSub(e)
-			rq.nrQueued--
+			q.sumSub(e)
+			q.nrQueued--
 			e.vlag = 0
-			m.placeEntity(rq, e, false)
-			rq.sumAdd(e)
-			rq.nrQueued++
+			m.placeEntity(q, e, false)
+			q.sumAdd(e)
+			q.nrQueued++
 		}
 	}
 	e.delayed = false
-	rq.hNr++
-	rq.runW += e.w
-	m.utilEstEnqueue(rq, t)
+	if e.gq != nil {
+		return
+	}
+	q.hNr++
+	q.runW += e.w
+	if q.grp != nil {
+		q.rq.hNr++
+	}
+	m.utilEstEnqueue(q.rq, x)
 }
 
-// pickEEVDF is pick_eevdf: the eligible entity with the earliest deadline,
-// keeping a protected current under RUN_TO_PARITY. ignoreProtect skips the
-// protection (6.18, a wakee with a shorter slice).
-func (m *Model) pickEEVDF(rq *runQueue, ignoreProtect bool) int {
-	curr := int(rq.cfsCurr)
+// pickEEVDF is pick_eevdf on q: the eligible entity with the earliest
+// deadline, keeping a protected current under RUN_TO_PARITY. ignoreProtect
+// skips the protection (6.18, a wakee with a shorter slice).
+func (m *Model) pickEEVDF(q *cfsRQ, ignoreProtect bool) int {
+	curr := int(q.cfsCurr)
 	if curr >= 0 && !m.ent[curr].onRQ {
 		curr = -1
 	}
-	if rq.nrQueued == 1 {
+	if q.nrQueued == 1 {
 		if curr >= 0 {
 			return curr
 		}
-		return int(rq.cfsQ[0])
+		return int(q.cfsQ[0])
 	}
-	if curr >= 0 && !rq.eligibleV(m.ent[curr].v) {
+	if curr >= 0 && !q.eligibleV(m.ent[curr].v) {
 		curr = -1
 	}
 	if curr >= 0 && !ignoreProtect {
@@ -382,16 +449,16 @@ func (m *Model) pickEEVDF(rq *runQueue, ignoreProtect bool) int {
 	}
 	best := -1
 	var bestDL int64
-	for _, q := range rq.cfsQ {
-		if int(q) == int(rq.cfsCurr) {
+	for _, x := range q.cfsQ {
+		if int(x) == int(q.cfsCurr) {
 			continue
 		}
-		e := &m.ent[q]
-		if !rq.eligibleV(e.v) {
+		e := &m.ent[x]
+		if !q.eligibleV(e.v) {
 			continue
 		}
 		if best < 0 || e.dl-bestDL < 0 {
-			best, bestDL = int(q), e.dl
+			best, bestDL = int(x), e.dl
 		}
 	}
 	if best < 0 || (curr >= 0 && m.ent[curr].dl-bestDL < 0) {
@@ -399,84 +466,152 @@ func (m *Model) pickEEVDF(rq *runQueue, ignoreProtect bool) int {
 	}
 	if best < 0 {
 		// Rounding left nothing eligible: take the earliest deadline.
-		for _, q := range rq.cfsQ {
-			if e := &m.ent[q]; best < 0 || e.dl-bestDL < 0 {
-				best, bestDL = int(q), e.dl
+		for _, x := range q.cfsQ {
+			if e := &m.ent[x]; best < 0 || e.dl-bestDL < 0 {
+				best, bestDL = int(x), e.dl
 			}
 		}
 	}
 	return best
 }
 
-// pickFair is pick_task_fair + pick_next_entity: update the current
-// entity, pick, and finish the dequeue of delayed entities the pick lands
-// on. It returns -1 when no fair task is runnable.
+// pickFair is pick_task_fair + pick_next_entity: from the root queue down,
+// update each queue's current entity and pick, descending into a picked
+// group's queue, and finish the dequeue of delayed entities the pick lands
+// on (then start again from the root). It returns -1 when no fair task is
+// runnable.
 func (m *Model) pickFair(rq *runQueue) int {
+again:
 	for rq.nrQueued > 0 {
-		if rq.cfsCurr >= 0 && m.ent[rq.cfsCurr].onRQ {
-			m.updateCurr(rq)
-		}
-		se := m.pickEEVDF(rq, false)
-		if se < 0 {
-			return -1
-		}
-		if m.ent[se].delayed {
-			// DELAY_DEQUEUE: a picked delayed entity is dequeued for good.
-			m.peltUpdateTask(se)
-			m.finishDequeue(rq, se, true)
-			if int(rq.curr) == se {
-				rq.curr = -1
+		q := &rq.cfsRQ
+		for {
+			if q.cfsCurr >= 0 && m.ent[q.cfsCurr].onRQ {
+				m.updateCurr(q)
 			}
-			continue
+			x := m.pickEEVDF(q, false)
+			if x < 0 {
+				if q.grp == nil {
+					return -1
+				}
+				// A group entity queued over an empty queue cannot occur;
+				// should it, the entity leaves and the pick starts again.
+				m.finishDequeue(&rq.cfsRQ, int(q.grp.se), true)
+				continue again
+			}
+			if m.ent[x].delayed {
+				// DELAY_DEQUEUE: a picked delayed entity is dequeued for good.
+				m.dequeueDelayed(q, x)
+				continue again
+			}
+			if gq := m.ent[x].gq; gq != nil {
+				q = &gq.cfsRQ
+				continue
+			}
+			return x
 		}
-		return se
 	}
 	return -1
 }
 
-// setNextFair is set_next_entity + set_next_task_fair.
+// setNextFair is set_next_task_fair: set_next_entity on each level whose
+// current entity changes (the group's entity stays current when the
+// previous task was of the same group, as pick_next_task_fair does).
 func (m *Model) setNextFair(rq *runQueue, t int) {
 	e := &m.ent[t]
+	q := m.taskQ(rq, t)
+	if gq := q.grp; gq != nil && rq.cfsCurr != gq.se {
+		g := &m.ent[gq.se]
+		if g.onRQ {
+			m.armProtect(&rq.cfsRQ, g)
+		}
+		rq.cfsCurr = gq.se
+		g.execStart = m.now()
+		g.pickExec = g.sumExec
+	}
 	e.forked = false
 	if e.onRQ {
-		m.armProtect(rq, e)
+		m.armProtect(q, e)
 	}
-	rq.cfsCurr = int32(t)
+	q.cfsCurr = int32(t)
 	e.pickExec = e.sumExec
 	m.lbSeq++
 	e.lbStamp = m.lbSeq // list_move to the head of cfs_tasks
 }
 
-// putPrevFair is put_prev_entity.
-func (m *Model) putPrevFair(rq *runQueue, t int) {
-	if rq.cfsCurr != int32(t) {
+// putPrevFair is put_prev_entity on each level of task t. When keep is a
+// fair task of t's group, the group's entity stays current (the partial
+// put of pick_next_task_fair); keep -1 puts every level
+// (put_prev_task_fair).
+func (m *Model) putPrevFair(rq *runQueue, t, keep int) {
+	q := m.taskQ(rq, t)
+	if q.cfsCurr == int32(t) {
+		if m.ent[t].onRQ {
+			m.updateCurr(q)
+		}
+		q.cfsCurr = -1
+	}
+	gq := q.grp
+	if gq == nil || rq.cfsCurr != gq.se {
 		return
 	}
-	if m.ent[t].onRQ {
-		m.updateCurr(rq)
+	if keep >= 0 && m.ent[keep].cls == clsFair && m.ent[keep].grp == m.ent[t].grp {
+		return
+	}
+	if m.ent[gq.se].onRQ {
+		m.updateCurr(&rq.cfsRQ)
 	}
 	rq.cfsCurr = -1
 }
 
-// tickFair is entity_tick plus the patch-002 tick check.
+// tickFair is task_tick_fair: entity_tick on each level from the task up
+// (update_curr, the group's load contribution, update_cfs_group), plus the
+// patch-002 check on each level.
 func (m *Model) tickFair(rq *runQueue, t int) {
-	m.updateCurr(rq)
+	q := m.taskQ(rq, t)
+	m.updateCurr(q)
 	m.peltUpdateTask(t)
-	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(rq, t) {
+	if q.grp != nil {
+		m.updateTGLoad(q.grp)
+	}
+	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(q, t) {
+		*m.c.tickResched++
+		m.s.Resched(rq.cpu)
+	}
+	gq := q.grp
+	if gq == nil || rq.cfsCurr != gq.se {
+		return
+	}
+	m.updateCurr(&rq.cfsRQ)
+	m.updateCFSGroup(gq)
+	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(&rq.cfsRQ, int(gq.se)) {
 		*m.c.tickResched++
 		m.s.Resched(rq.cpu)
 	}
 }
 
 // checkPreemptWakeupFair is check_preempt_wakeup_fair for wakee p and
-// current curr, both fair.
+// current curr, both fair tasks: the test runs between their entities on
+// the first queue they share (find_matching_se): the tasks themselves in
+// one queue, else the group entities (or root tasks) in the root queue.
 func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 	ce, pe := &m.ent[curr], &m.ent[p]
 	if !m.cfg.Has(FeatWakeupPreemption) {
 		return false
 	}
-	currIdle := ce.policy == replay.PolicyIdle
-	wakeeIdle := pe.policy == replay.PolicyIdle
+	se, pse, q := curr, p, m.taskQ(rq, curr)
+	if ce.grp != pe.grp {
+		q = &rq.cfsRQ
+		if ce.grp >= 0 {
+			se = int(rq.grq[ce.grp].se)
+		}
+		if pe.grp >= 0 {
+			pse = int(rq.grq[pe.grp].se)
+		}
+	}
+	// se_is_idle: a SCHED_IDLE task; group entities are never idle (no
+	// cpu.idle groups are modeled).
+	currIdle := se == curr && ce.policy == replay.PolicyIdle
+	wakeeIdle := pse == p && pe.policy == replay.PolicyIdle
 	if currIdle && !wakeeIdle {
 		*m.c.wakePreempt++
 		return true
@@ -488,18 +623,19 @@ func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 	if pe.policy != replay.PolicyNormal {
 		return false
 	}
-	if int(rq.cfsCurr) != curr {
+	if int(q.cfsCurr) != se {
 		return false
 	}
-	m.updateCurr(rq)
-	shorter := m.cfg.Has(FeatPreemptShort) && pe.slice < ce.slice
+	m.updateCurr(q)
+	sE, pE := &m.ent[se], &m.ent[pse]
+	shorter := m.cfg.Has(FeatPreemptShort) && pE.slice < sE.slice
 	ignore := false
 	if m.cfg.Has(FeatProtectVprot) {
 		ignore = shorter
-	} else if shorter && rq.eligibleV(pe.v) && (pe.dl-ce.dl < 0 || !rq.eligibleV(ce.v)) {
-		m.cancelProtect(ce)
+	} else if shorter && q.eligibleV(pE.v) && (pE.dl-sE.dl < 0 || !q.eligibleV(sE.v)) {
+		m.cancelProtect(sE)
 	}
-	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(rq, curr) {
+	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(q, se) {
 		*m.c.patchPreempt++
 		return true
 	}
@@ -508,28 +644,27 @@ func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 			return false // WF_FORK, or a delayed entity: no wakeup preemption
 		}
 		for {
-			n := m.pickEEVDF(rq, ignore)
-			if n == p {
+			n := m.pickEEVDF(q, ignore)
+			if n == pse {
 				break
 			}
-			if n < 0 || n == curr || !m.ent[n].delayed {
+			if n < 0 || n == se || !m.ent[n].delayed {
 				return false
 			}
 			// pick_next_entity landed on a delayed sleeper: its dequeue
 			// is finished there, and the pick goes on.
-			m.peltUpdateTask(n)
-			m.finishDequeue(rq, n, true)
+			m.dequeueDelayed(q, n)
 			*m.c.wakePickDequeued++
 		}
 		if ignore {
-			m.cancelProtect(ce)
+			m.cancelProtect(sE)
 		}
 		*m.c.wakePreempt++
 		return true
 	}
-	if m.pickEEVDF(rq, ignore) == p {
+	if m.pickEEVDF(q, ignore) == pse {
 		if ignore {
-			m.cancelProtect(ce)
+			m.cancelProtect(sE)
 		}
 		*m.c.wakePreempt++
 		return true

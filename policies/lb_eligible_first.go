@@ -26,14 +26,12 @@ var infoLBEligibleFirst = PatchInfo{
 }
 
 // ineligibleOnDst is task_is_ineligible_on_dst_cpu: PLACE_LAG on, entities
-// queued on the destination, and t not eligible where it is queued.
+// queued in t's group's queue on the destination, and t not eligible in
+// the queue it is on.
 func (m *Model) ineligibleOnDst(t, dst int) bool {
-	if !m.cfg.Has(FeatPlaceLag) || m.rq[dst].nrQueued == 0 {
-		return false
-	}
 	e := &m.ent[t]
-	if e.cls != clsFair {
+	if !m.cfg.Has(FeatPlaceLag) || e.cls != clsFair || m.taskQ(m.rq[dst], t).nrQueued == 0 {
 		return false
 	}
-	return !m.rq[e.cpu].eligibleV(e.v)
+	return !m.taskQ(m.rq[e.cpu], t).eligibleV(e.v)
 }

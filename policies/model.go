@@ -8,19 +8,6 @@ import (
 	"github.com/schedlens/schedlens/timeline"
 )
 
-// prioToWeight is sched_prio_to_weight (kernel/sched/core.c): the load
-// weight of nice -20 .. 19, nice 0 = 1024, about 1.25x per step.
-var prioToWeight = [40]int64{
-	88761, 71755, 56483, 46273, 36291,
-	29154, 23254, 18705, 14949, 11916,
-	9548, 7620, 6100, 4904, 3906,
-	3121, 2501, 1991, 1586, 1277,
-	1024, 820, 655, 526, 423,
-	335, 272, 215, 172, 137,
-	110, 87, 70, 56, 45,
-	36, 29, 23, 18, 15,
-}
-
 const (
 	nice0Load     = 1024    // NICE_0_LOAD after scale_load_down
 	weightIdle    = 3       // WEIGHT_IDLEPRIO (kernel/sched/sched.h): SCHED_IDLE
@@ -36,7 +23,8 @@ const (
 	clsRT
 )
 
-// entity is the model's per-task state.
+// entity is the model's per-task state, and the state of the group
+// entities that stand for task groups in the root queues.
 type entity struct {
 	cls     uint8
 	policy  replay.SchedPolicy
@@ -44,6 +32,8 @@ type entity struct {
 	rtPrio  int   // kernel prio for RT/DL tasks (lower is higher)
 	cookie  uint64
 	kthread bool
+	grp     int32    // task group (index into Model.tg), -1 the root group; -1 for group entities
+	gq      *groupRQ // group entities: the group queue the entity stands for; nil for tasks
 
 	// EEVDF (fair)
 	v, dl     int64
@@ -85,8 +75,10 @@ type Model struct {
 	s    *replay.Sim
 	ncpu int
 
-	ent []entity
-	rq  []*runQueue
+	ent   []entity // tasks, then group entities (initGroups)
+	nTask int
+	tg    []taskGroup
+	rq    []*runQueue
 
 	baseSlice int64
 	normSlice int64 // normalized_sysctl_sched_base_slice of the modeled version
@@ -119,6 +111,7 @@ type counters struct {
 	coreForceIdle, coreIPI, coreSyncPicks, nohzKicks    *int64
 	rtPush, rtPull, delayed, misfitSet, activeMisfit    *int64
 	newidlePulled                                       *int64
+	groupReweight, groupDelayed                         *int64
 }
 
 // New returns a model for cfg.
@@ -180,9 +173,14 @@ func (m *Model) Attach(s *replay.Sim) error {
 	if err := m.buildDomains(); err != nil {
 		return err
 	}
-	m.ent = make([]entity, s.NTask())
-	for i := range m.ent {
+	groups := s.Workload().Groups
+	m.nTask = s.NTask()
+	m.ent = make([]entity, m.nTask+len(groups)*m.ncpu)
+	for i := range m.nTask {
 		m.initEntity(i)
+	}
+	if len(groups) > 0 {
+		m.initGroups(groups)
 	}
 	m.core.init(m)
 	m.initCounters()
@@ -219,6 +217,8 @@ func (m *Model) initCounters() {
 	c.misfitSet = s.Counter("lb.misfit.set")
 	c.activeMisfit = s.Counter("lb.active.misfit")
 	c.newidlePulled = s.Counter("lb.newidle.pulled")
+	c.groupReweight = s.Counter("group.reweight")
+	c.groupDelayed = s.Counter("group.delayed-dequeue")
 }
 
 func (m *Model) initEntity(i int) {
@@ -231,6 +231,7 @@ func (m *Model) initEntity(i int) {
 	e.cookie = tk.Cookie
 	e.kthread = tk.PerCPUKthread
 	e.policy = tk.EffectivePolicy()
+	e.grp = -1
 	switch tk.Class() {
 	case replay.ClassRT:
 		e.cls = clsRT
@@ -247,8 +248,9 @@ func (m *Model) initEntity(i int) {
 		if e.policy == replay.PolicyIdle {
 			e.w = weightIdle
 		} else {
-			e.w = prioToWeight[tk.Nice()+20]
+			e.w = replay.NiceWeight(tk.Nice())
 		}
+		e.grp = int32(tk.Group - 1)
 	}
 	e.slice = m.baseSlice
 	e.rtSlice = rrTimeslice
@@ -326,7 +328,7 @@ func (m *Model) Requeue(t int) (int, bool) {
 	rq := m.rq[cpu]
 	m.core.taskSeq(cpu)
 	m.syncRQ(rq)
-	m.requeueDelayed(rq, t)
+	m.requeueDelayed(m.taskQ(rq, t), t)
 	return cpu, true
 }
 
@@ -373,7 +375,7 @@ func (m *Model) Pick(cpu, prev int, prevQueued bool) replay.Pick {
 func (m *Model) PutPrev(cpu, prev int) {
 	rq := m.rq[cpu]
 	m.syncRQ(rq)
-	m.putPrev(rq, prev)
+	m.putPrev(rq, prev, -1)
 }
 
 // Tick is scheduler_tick on a busy CPU.
@@ -429,7 +431,7 @@ func (m *Model) pickLocal(rq *runQueue, prev int) int {
 	if rq.rtNr > 0 {
 		next := m.pickRT(rq)
 		if next != prev || int(rq.curr) != prev {
-			m.putPrevIfOther(rq, prev, next)
+			m.putPrevIfOther(rq, prev, next, next)
 			m.setNext(rq, next)
 		}
 		return next
@@ -438,31 +440,44 @@ func (m *Model) pickLocal(rq *runQueue, prev int) int {
 		next := m.pickFair(rq)
 		if next >= 0 {
 			if next != prev || int(rq.curr) != prev {
-				m.putPrevIfOther(rq, prev, next)
+				m.putPrevIfOther(rq, prev, next, next)
 				m.setNext(rq, next)
 			}
 			return next
 		}
 	}
-	m.putPrevIfOther(rq, prev, -1)
+	m.putPrevIfOther(rq, prev, -1, -1)
 	return -1
 }
 
-// putPrevIfOther puts prev back unless it is next.
-func (m *Model) putPrevIfOther(rq *runQueue, prev, next int) {
-	if prev >= 0 && prev != next && int(rq.curr) == prev {
-		m.putPrev(rq, prev)
+// putPrevIfOther puts prev back unless it is next. keep is as for putPrev.
+// A task of a group that left the CPU by blocking (Dequeue) is no longer
+// rq.curr, but its group's entity is still the root queue's current one:
+// that level is put here, as put_prev_task_fair puts every level of prev.
+func (m *Model) putPrevIfOther(rq *runQueue, prev, next, keep int) {
+	if prev < 0 || prev == next {
+		return
+	}
+	if int(rq.curr) == prev {
+		m.putPrev(rq, prev, keep)
+		return
+	}
+	if e := &m.ent[prev]; e.grp >= 0 && e.cls == clsFair && int(e.cpu) == rq.cpu {
+		m.putPrevFair(rq, prev, keep)
 	}
 }
 
-func (m *Model) putPrev(rq *runQueue, prev int) {
+// putPrev takes prev off the CPU. keep is the task about to run when the
+// pick is pick_next_task_fair's, which leaves the group entity prev and
+// keep share current; -1 puts every level.
+func (m *Model) putPrev(rq *runQueue, prev, keep int) {
 	if int(rq.curr) != prev {
 		return
 	}
 	e := &m.ent[prev]
 	m.peltUpdateTask(prev)
 	if e.cls == clsFair {
-		m.putPrevFair(rq, prev)
+		m.putPrevFair(rq, prev, keep)
 	}
 	rq.curr = -1
 }

@@ -41,6 +41,9 @@ func (m *Model) syncRQ(rq *runQueue) {
 	rq.runnable = rq.runnable*d + float64(rq.hNr)*capacityScale*k
 	rq.loadAvg = rq.loadAvg*d + float64(rq.runW)*k
 	rq.rtUtil = rq.rtUtil*d + rtRun*k
+	if len(rq.grq) > 0 {
+		m.syncGroups(rq, d)
+	}
 	if rq.curr >= 0 && m.ent[rq.curr].cls == clsFair {
 		m.peltUpdateTask(int(rq.curr))
 	}
@@ -75,21 +78,31 @@ func (m *Model) peltUpdateTask(t int) {
 }
 
 // peltEnqueue attaches t's signals to rq when it arrives from elsewhere or
-// is new (post_init_entity_util_avg), before it is queued.
+// is new (post_init_entity_util_avg), before it is queued. A task of a
+// group adds its load to its group's queue, whose entity carries it to the
+// root; utilization and runnable go to the root sums directly (what the
+// kernel's propagation adds up to).
 func (m *Model) peltEnqueue(rq *runQueue, t int) {
 	e := &m.ent[t]
 	if e.cls != clsFair {
 		return
 	}
+	gq := m.taskGQ(rq, t)
 	if e.peltCPU < 0 && e.peltLast == 0 {
 		// A task's first enqueue (a fork, or a task present when the
 		// workload starts): post_init_entity_util_avg gives it half of
-		// the CPU's spare capacity, or its share of the CPU's
+		// its queue's spare capacity, or its share of the queue's
 		// utilization by weight.
-		capLeft := (float64(rq.capOrig) - rq.util) / 2
+		util, load := rq.util, rq.loadAvg
+		if gq != nil {
+			util, load = gq.util, gq.loadAvg
+		} else if len(rq.grq) > 0 {
+			load = m.rootLoadAvg(rq)
+		}
+		capLeft := (float64(rq.capOrig) - util) / 2
 		if capLeft > 0 {
-			if rq.util > 0 {
-				e.util = math.Min(rq.util*float64(e.w)/(rq.loadAvg+1), capLeft)
+			if util > 0 {
+				e.util = math.Min(util*float64(e.w)/(load+1), capLeft)
 			} else {
 				e.util = capLeft
 			}
@@ -106,7 +119,11 @@ func (m *Model) peltEnqueue(rq *runQueue, t int) {
 		}
 		rq.util += e.util
 		rq.runnable += e.runnable
-		rq.loadAvg += e.load
+		if gq != nil {
+			m.groupAttach(gq, t)
+		} else {
+			rq.loadAvg += e.load
+		}
 		e.peltCPU = int32(rq.cpu)
 	}
 }
@@ -121,7 +138,11 @@ func (m *Model) peltDetach(rq *runQueue, t int) {
 	m.peltUpdateTask(t)
 	rq.util = math.Max(rq.util-e.util, 0)
 	rq.runnable = math.Max(rq.runnable-e.runnable, 0)
-	rq.loadAvg = math.Max(rq.loadAvg-e.load, 0)
+	if gq := m.taskGQ(rq, t); gq != nil {
+		m.groupDetach(gq, t)
+	} else {
+		rq.loadAvg = math.Max(rq.loadAvg-e.load, 0)
+	}
 	e.peltCPU = -1
 }
 
@@ -186,9 +207,18 @@ func (m *Model) taskUtilEst(t int) float64 {
 	return e.util
 }
 
-// taskLoad is task_h_load with a flat hierarchy.
+// taskLoad is task_h_load: a root task's own load, a group's task's part
+// of its group entity's load (taskHLoad).
 func (m *Model) taskLoad(t int) int64 {
 	m.peltUpdateTask(t)
+	return m.loadOf(t)
+}
+
+// loadOf is task_h_load of t with t's signals as they stand.
+func (m *Model) loadOf(t int) int64 {
+	if m.ent[t].grp >= 0 {
+		return m.taskHLoad(t)
+	}
 	return int64(m.ent[t].load)
 }
 
@@ -212,10 +242,11 @@ func (m *Model) cpuUtilBoost(rq *runQueue) int64 {
 	return min(int64(u), rq.capOrig)
 }
 
-// cpuLoad and cpuRunnable are cpu_load and cpu_runnable.
+// cpuLoad and cpuRunnable are cpu_load and cpu_runnable: cpu_load is the
+// root queue's load, group entities included.
 func (m *Model) cpuLoad(rq *runQueue) int64 {
 	m.syncRQ(rq)
-	return int64(rq.loadAvg)
+	return int64(m.rootLoadAvg(rq))
 }
 
 func (m *Model) cpuRunnable(rq *runQueue) int64 {

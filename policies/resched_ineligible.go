@@ -27,11 +27,12 @@ var infoReschedIneligible = PatchInfo{
 	Scenario: "002-resched-ineligible.spec",
 }
 
-// entityNeedPreempt is check_entity_need_preempt for the running entity t.
-func (m *Model) entityNeedPreempt(rq *runQueue, t int) bool {
-	e := &m.ent[t]
+// entityNeedPreempt is check_entity_need_preempt for x, the running entity
+// of q.
+func (m *Model) entityNeedPreempt(q *cfsRQ, x int) bool {
+	e := &m.ent[x]
 	if m.cfg.Has(FeatRunToParity) {
 		return !m.protected(e)
 	}
-	return !rq.eligibleV(e.v)
+	return !q.eligibleV(e.v)
 }

@@ -23,9 +23,18 @@ func (m *Model) schedIdleCPU(cpu int) bool {
 	if rq.rtNr > 0 || rq.hNr == 0 {
 		return false
 	}
+	// Group entities are never SCHED_IDLE: one queued means a runnable
+	// task of a group, which its queue is checked for below.
 	for _, t := range rq.cfsQ {
-		if e := &m.ent[t]; !e.delayed && e.policy != replay.PolicyIdle {
+		if e := &m.ent[t]; e.gq == nil && !e.delayed && e.policy != replay.PolicyIdle {
 			return false
+		}
+	}
+	for _, gq := range rq.grq {
+		for _, t := range gq.cfsQ {
+			if e := &m.ent[t]; !e.delayed && e.policy != replay.PolicyIdle {
+				return false
+			}
 		}
 	}
 	return true
@@ -439,7 +448,7 @@ func (m *Model) groupWakeupStats(sd *schedDomain, g *schedGroup, t int) wakeupSt
 		rq := m.rq[c]
 		load, util, run := m.cpuLoad(rq), m.cpuUtilCFS(rq), m.cpuRunnable(rq)
 		if int(e.peltCPU) == c {
-			load = max(load-int64(e.load), 0)
+			load = max(load-m.loadOf(t), 0)
 			util = max(util-int64(e.util), 0)
 			run = max(run-int64(e.runnable), 0)
 		}

@@ -7,11 +7,13 @@
 //   - Workload: per task instance, a chain of CPU-demand segments separated
 //     by blocking, each wakeup tied to its cause (another task at a point in
 //     its own work, a timer, an interrupt, or an outside event at a fixed
-//     time). Work is measured in nanoseconds of a capacity-1024 CPU, so a
-//     segment recorded on a little CPU replays faster on a big one. What a
-//     trace cannot tell is recorded as a named Assumption, never invented
-//     silently. Workloads come from Extract (a recorded Timeline), from the
-//     text spec format (ParseSpec, for hand-written scenarios) or from JSON.
+//     time), and the task group it belongs to (Workload.Groups: cgroups and
+//     autogroups one level below the root). Work is measured in nanoseconds
+//     of a capacity-1024 CPU, so a segment recorded on a little CPU replays
+//     faster on a big one. What a trace cannot tell is recorded as a named
+//     Assumption, never invented silently. Workloads come from Extract (a
+//     recorded Timeline), from the text spec format (ParseSpec, for
+//     hand-written scenarios) or from JSON.
 //   - The engine: a deterministic discrete-event simulation (same workload,
 //     topology, policy and seed give the same events) of per-CPU run
 //     queues. It moves time, consumes work, fires wakeups, delivers IPIs,

@@ -78,6 +78,7 @@ func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) 
 	if err != nil {
 		return nil, err
 	}
+	extractGroups(w, tl)
 	if defaultTopo {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: "topology-default", Detail: "the trace carries no topology: every CPU is taken as capacity 1024"})
 	}
@@ -732,7 +733,6 @@ func (x *extractor) build() (*Workload, error) {
 		}
 	}
 	w.Assumptions = []Assumption{
-		{Name: AssumeFlatCgroups, Detail: "no cgroup hierarchy in the trace: every task weighs by its own nice"},
 		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x capacity / 1024"},
 		{Name: AssumeAffinity, Detail: "per-CPU kernel threads (name/N) are pinned to CPU N; every other task may run anywhere", Tasks: nPin},
 		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},

@@ -30,13 +30,17 @@ import (
 //	topology smt CORES THREADS  CORES cores of THREADS SMT siblings, one LLC
 //	cpu ID [core=N] [llc=N] [cls=N] [pkg=N] [node=N] [cap=N]
 //	assume NAME DETAIL...     record an Assumption
+//	group NAME [weight N | nice N]  a task group: a cgroup with cpu.weight N
+//	                          (1..10000, default 100), or an autogroup of
+//	                          nice N (-20..19)
 //	task NAME [xN] [OPTION...]  start a task (xN: N copies; names, options,
 //	                          durations and CPU lists may use {i}, {i+1},
 //	                          {(i+1)%4}, {100+50*(i%3)}, ...)
 //
 // Task options: nice N, prio N, rt N (rt_priority, prio = 99-N),
 // policy normal|batch|idle|fifo|rr, cpus LIST, cookie N, kthread, on CPU,
-// tid N, tgid N, start TIME, start fork.
+// tid N, tgid N, start TIME, start fork, group NAME (a declared group;
+// default the root group).
 //
 // Task body, one statement per line:
 //
@@ -130,6 +134,8 @@ type specParser struct {
 	cpus []topology.CPU
 	topo *topology.Topology
 	asm  []Assumption
+	// task groups in declaration order
+	groups []Group
 	// tasks in declaration order
 	tasks []*specTask
 }
@@ -186,7 +192,7 @@ func ParseSpec(r io.Reader, name string) (*Spec, error) {
 			stack = []*[]specStmt{&t.body}
 			openLines = []int{lineNo}
 			continue
-		case "name", "hz", "end", "seed", "policy", "topology", "cpu", "assume":
+		case "name", "hz", "end", "seed", "policy", "topology", "cpu", "assume", "group":
 			if cur != nil && len(stack) > 1 {
 				return nil, p.errf(lineNo, kw, "top-level line inside a repeat block")
 			}
@@ -288,6 +294,8 @@ func (p *specParser) topLine(line int, f []string) error {
 			return err
 		}
 		p.asm = append(p.asm, Assumption{Name: f[1], Detail: strings.Join(f[2:], " ")})
+	case "group":
+		return p.groupLine(line, f)
 	case "topology":
 		if err := need(2); err != nil {
 			return err
@@ -362,6 +370,36 @@ func (p *specParser) topLine(line int, f []string) error {
 		}
 		p.cpus = append(p.cpus, c)
 	}
+	return nil
+}
+
+// groupLine reads "group NAME [weight N | nice N]".
+func (p *specParser) groupLine(line int, f []string) error {
+	if len(f) != 2 && len(f) != 4 {
+		return p.errf(line, "group", "want \"group NAME [weight N | nice N]\", got %q", strings.Join(f, " "))
+	}
+	g := Group{ID: len(p.groups) + 1, Name: f[1], Weight: NiceWeight(0)}
+	if slices.ContainsFunc(p.groups, func(o Group) bool { return o.Name == g.Name }) {
+		return p.errf(line, "group "+g.Name, "declared twice")
+	}
+	if len(f) == 4 {
+		n, err := strconv.Atoi(f[3])
+		if err != nil {
+			return p.errf(line, "group "+g.Name, "%s: want a number, got %q", f[2], f[3])
+		}
+		switch f[2] {
+		case "weight":
+			g.Weight, err = CgroupWeight(n)
+		case "nice":
+			g.Weight, err = AutogroupWeight(n)
+		default:
+			return p.errf(line, "group "+g.Name, "want weight or nice, got %q", f[2])
+		}
+		if err != nil {
+			return p.errf(line, "group "+g.Name, "%v", err)
+		}
+	}
+	p.groups = append(p.groups, g)
 	return nil
 }
 
@@ -617,7 +655,7 @@ func (p *specParser) compile() (*Spec, error) {
 			return nil, p.errf(recs[0].line, "wake "+tasks[key[1]].name, "%s wakes %s %d time(s) but %s never waits for it", tasks[key[0]].name, tasks[key[1]].name, len(recs), tasks[key[1]].name)
 		}
 	}
-	w := &Workload{Name: sp.Name, HZ: sp.HZ, End: sp.End, Assumptions: p.asm}
+	w := &Workload{Name: sp.Name, HZ: sp.HZ, End: sp.End, Assumptions: p.asm, Groups: p.groups}
 	for i, ct := range tasks {
 		if ct.tk.TID <= 0 {
 			ct.tk.TID = timeline.TID(1000 + i)
@@ -716,6 +754,16 @@ func (p *specParser) taskOptions(ct *ctask, opts []string, copyIdx int) error {
 			ct.tk.Cookie = c
 		case "kthread":
 			ct.tk.PerCPUKthread = true
+		case "group":
+			v, err := arg()
+			if err != nil {
+				return err
+			}
+			id := slices.IndexFunc(p.groups, func(g Group) bool { return g.Name == v }) + 1
+			if id == 0 {
+				return p.errf(ct.line, rec, "option group: no group %q declared", v)
+			}
+			ct.tk.Group = id
 		case "on":
 			n, err := num(0, topology.MaxCPUs-1)
 			if err != nil {

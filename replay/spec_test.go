@@ -287,6 +287,7 @@ func FuzzParseSpec(f *testing.F) {
 	}
 	f.Add(small.ReplaceAllString(benchRing, "repeat 3"))
 	f.Add("topology symmetric 2\ntask a\n  run 1ms\n  wake b\ntask b\n  wait a\n  sleep 1ms\n  periodic 2ms\n  run 1us\n")
+	f.Add("topology symmetric 2\ngroup g weight 300\ngroup h nice -3\ntask a group g\n  run 1ms\n  wake b\ntask b group h\n  wait a\n  run 1us\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		sp, err := ParseSpec(strings.NewReader(src), "fuzz.spec")
 		if err != nil {

@@ -40,6 +40,9 @@ type Workload struct {
 	Kernel string `json:"kernel,omitempty"`
 
 	Tasks []Task `json:"tasks"`
+	// Groups are the task groups tasks belong to (Task.Group); none: every
+	// task is in the root group.
+	Groups []Group `json:"groups,omitempty"`
 	// WakeDelays is what the recording shows of the delays between a
 	// wakeup and the switch it causes (Extract fills it; zero counts when
 	// the recording has no such wakeups).
@@ -117,7 +120,7 @@ type Assumption struct {
 
 // Named assumptions. Extract and ParseSpec use these names.
 const (
-	AssumeFlatCgroups    = "flat-cgroups"     // no cgroup hierarchy: every task weighs by its own nice
+	AssumeFlatCgroups    = "flat-cgroups"     // groups unknown (no group table): every task in the root group, weighing by its own nice
 	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × capacity / 1024
 	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
@@ -154,6 +157,9 @@ type Task struct {
 	// PerCPUKthread marks a kernel thread bound to one CPU: the balancer
 	// never moves it.
 	PerCPUKthread bool `json:"percpu_kthread,omitempty"`
+	// Group is the ID of the task group the task belongs to (an index + 1
+	// into Workload.Groups); 0 is the root group.
+	Group int `json:"group,omitempty"`
 	// CPU is where a WakeStart task is queued at its start; -1 lets the
 	// policy place it like a fork.
 	CPU int `json:"cpu"`
@@ -468,6 +474,9 @@ func (w *Workload) Validate(ncpu int) error {
 				return fmt.Errorf("%s segment %d: wake CPU %d, the machine has %d", name(), j, wk.CPU, ncpu)
 			}
 		}
+	}
+	if err := w.validateGroups(); err != nil {
+		return err
 	}
 	// Fork parents must not form a cycle: every task must be able to start.
 	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
