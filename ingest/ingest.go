@@ -239,6 +239,12 @@ func load(s *Stream, path string) (*Loaded, error) {
 	}
 	meta = s.Meta()
 	b.SetNCPU(meta.NCPU)
+	for _, a := range meta.Affinity {
+		b.AddAffinity(a)
+	}
+	for _, g := range meta.Groups {
+		b.AddGroup(g)
+	}
 	tl, err := b.Finish()
 	if err != nil {
 		return nil, err

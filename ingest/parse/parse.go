@@ -97,6 +97,8 @@ type Meta struct {
 	Skipped         int64                     // malformed records skipped under Lenient
 	SkippedErrors   []error                   // the first MaxSkippedErrors of them
 	Tasks           map[timeline.TID]TaskInfo // names and thread groups the trace states outside events (Perfetto process tree)
+	Affinity        []timeline.AffinityChange // task affinity changes the trace states (schedlens' Perfetto task attributes), in file order
+	Groups          []timeline.GroupChange    // task-group changes, likewise
 	Warnings        []string                  // format-level remarks for the user
 }
 
