@@ -70,9 +70,9 @@ type Writer struct {
 	tasks   map[timeline.TID]taskEntry
 	pending []timeline.TID // tasks not yet written, in call order
 
-	attrs      []byte        // TaskAttrs records not yet written (attrs.go)
-	attrsN     int           // how many
-	attrsFirst timeline.Time // their earliest time
+	attrs      []byte          // TaskAttrs records not yet written (attrs.go)
+	attrsN     int             // how many
+	attrsFirst timeline.Time   // their earliest time
 	attrsFull  []attrsBatchMsg // full messages written once the metadata is out
 
 	// encoding scratch
