@@ -170,6 +170,29 @@ func loadProbe(opts *Options, ncpu int) (*probe, error) {
 		return nil, err
 	}
 
+	// Task attributes: a CPU mask is read up to the highest possible CPU,
+	// never past the kernel's struct cpumask (NR_CPUS bits).
+	words := (ncpu + 63) / 64
+	if opts.maskWords > 0 {
+		words = opts.maskWords
+	}
+	if words > maxMaskWords {
+		return nil, fmt.Errorf("%d possible CPUs: affinity masks are recorded up to %d CPUs", ncpu, maxMaskWords*64)
+	}
+	var cm *btf.Struct
+	if err := kspec.TypeByName("cpumask", &cm); err != nil {
+		return nil, fmt.Errorf("kernel BTF has no struct cpumask: %w", err)
+	}
+	if int(cm.Size) < words*8 {
+		return nil, fmt.Errorf("reading %d CPU mask words: the kernel's struct cpumask has %d bytes", words, cm.Size)
+	}
+	if err := set("mask_words", uint32(words)); err != nil {
+		return nil, err
+	}
+	if err := set("record_attrs", boolByte(!opts.NoAttrs)); err != nil {
+		return nil, err
+	}
+
 	if len(opts.CPUs) > 0 {
 		var mask [16]uint64
 		for _, c := range opts.CPUs {
@@ -315,6 +338,7 @@ func (p *probe) runTime() time.Duration {
 type cpuState struct {
 	Drops  uint64
 	PCAddr uint64
+	Busy   uint64
 }
 
 // ringSize rounds n up to the power of two a ring buffer map needs.

@@ -39,7 +39,9 @@ func newRecordCmd() *cobra.Command {
 sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
 sched_process_fork/exit/free, task_rename) and writes what they see as a
 Perfetto trace: ftrace event bundles per CPU, the process tree, the CPU
-topology and capacities, the kernel release and per-CPU lost counts.
+topology and capacities, the kernel release, per-CPU lost counts, and each
+task's allowed CPUs, cgroup (with its cpu.weight) and autogroup at first
+sight and at every change.
 
 It stops on Ctrl-C (SIGINT or SIGTERM), after --duration, or when COMMAND
 exits; COMMAND is started once recording runs and is stopped (SIGTERM) if
@@ -190,8 +192,8 @@ func printRecordSummary(w io.Writer, path string, st *record.Stats) {
 	if st.BPFTime > 0 {
 		bpf = fmt.Sprintf(" + %.2f s in BPF", st.BPFTime.Seconds())
 	}
-	fmt.Fprintf(w, "recorded %d events in %.2f s (%.0f events/s, %s, %.2f s CPU%s), %d tasks, %d lost; wrote %s%s\n",
-		st.Events, secs, rate, st.Transport, st.CPUTime.Seconds(), bpf, st.Tasks, st.TotalLost(), path, size)
+	fmt.Fprintf(w, "recorded %d events in %.2f s (%.0f events/s, %s, %.2f s CPU%s), %d tasks (%d affinity and %d task-group changes), %d lost; wrote %s%s\n",
+		st.Events, secs, rate, st.Transport, st.CPUTime.Seconds(), bpf, st.Tasks, st.Affinity, st.Groups, st.TotalLost(), path, size)
 	var lost []string
 	for cpu, n := range st.Lost {
 		if n > 0 {
