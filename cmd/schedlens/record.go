@@ -28,6 +28,7 @@ type recordFlags struct {
 	compact   bool
 	bufferMB  int
 	transport string
+	noAttrs   bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -65,6 +66,7 @@ See docs/record.md.`,
 	fl.BoolVar(&f.compact, "compact-sched", false, "write switches and wakings in Perfetto's compact_sched encoding (smaller, no prev/waker details)")
 	fl.IntVar(&f.bufferMB, "buffer-mb", 0, "each CPU's kernel buffer in MiB (default 64 MiB shared out over the CPUs, 1 to 8 each)")
 	fl.StringVar(&f.transport, "transport", "auto", "kernel-to-user buffer: auto, ringbuf or perf")
+	fl.BoolVar(&f.noAttrs, "no-task-attrs", false, "do not record the tasks' allowed CPUs, cgroups and autogroups (saves about 100 ns per event in BPF)")
 	return cmd
 }
 
@@ -81,7 +83,7 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 	if f.bufferMB < 0 || f.bufferMB > 1024 {
 		return usagef("record: --buffer-mb %d: want 1 to 1024", f.bufferMB)
 	}
-	opts := record.Options{BufferBytes: f.bufferMB << 20}
+	opts := record.Options{BufferBytes: f.bufferMB << 20, NoAttrs: f.noAttrs}
 	var err error
 	if opts.Transport, err = record.ParseTransport(f.transport); err != nil {
 		return usagef("record: --%v", err)
