@@ -76,6 +76,7 @@ type probe struct {
 	links     []link.Link
 	transport Transport
 	ctxMode   int
+	setCPUs   bool // the affinity hook is loaded
 	cpuState  *ebpf.Map
 	rings     []*ebpf.Map // ring buffer per recorded CPU (nil for others)
 	perf      *ebpf.Map   // perf event array
@@ -212,7 +213,20 @@ func loadProbe(opts *Options, ncpu int) (*probe, error) {
 		}
 	}
 
+	// The affinity hook (fexit on set_cpus_allowed_common) needs the
+	// function in the kernel's BTF and BPF trampolines; without them the
+	// rest loads alone.
+	p.setCPUs = !opts.NoAttrs && hasFunc(kspec, setCPUsFunc)
+	if !p.setCPUs {
+		delete(spec.Programs, setCPUsProg)
+	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{})
+	if err != nil && p.setCPUs {
+		delete(spec.Programs, setCPUsProg)
+		if c2, err2 := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{}); err2 == nil {
+			coll, err, p.setCPUs = c2, nil, false
+		}
+	}
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
@@ -272,7 +286,28 @@ func (p *probe) attach() error {
 		}
 		p.links = append(p.links, l)
 	}
+	if p.setCPUs {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p.coll.Programs[setCPUsProg]})
+		if err != nil {
+			// The tracepoints still see every change, later.
+			p.setCPUs = false
+		} else {
+			p.links = append(p.links, l)
+		}
+	}
 	return nil
+}
+
+// The optional affinity hook: its program and the kernel function.
+const (
+	setCPUsProg = "handle_set_cpus"
+	setCPUsFunc = "set_cpus_allowed_common"
+)
+
+// hasFunc reports whether the kernel's BTF has function name.
+func hasFunc(kspec *btf.Spec, name string) bool {
+	var fn *btf.Func
+	return kspec.TypeByName(name, &fn) == nil
 }
 
 // programNames lists the programs of sched.bpf.c, wakeup side first so that

@@ -66,6 +66,10 @@ type Stats struct {
 	// Affinity and Groups count the affinity and task-group changes
 	// written (each task's first sight included).
 	Affinity, Groups int64
+	// AffinityHook reports that affinity changes were stamped when the
+	// kernel made them (fexit on set_cpus_allowed_common); without it a
+	// change is seen at the task's next wakeup, migration or switch-in.
+	AffinityHook bool
 	// CPUTime is the processor time (user + system) this process spent
 	// while recording: reading, decoding and writing the trace.
 	CPUTime time.Duration
@@ -179,7 +183,8 @@ func (r *Recorder) Transport() Transport { return r.probe.transport }
 // Run returns the sink's or the buffer's first error; a cancelled ctx is
 // the normal end, not an error. Run can be called once.
 func (r *Recorder) Run(ctx context.Context, sink Sink, ready func() error) (Stats, error) {
-	st := Stats{Transport: r.probe.transport, Context: r.probe.ctxMode != ctxModeNone, Start: timeline.NoTime, End: timeline.NoTime}
+	st := Stats{Transport: r.probe.transport, Context: r.probe.ctxMode != ctxModeNone, AffinityHook: r.probe.setCPUs,
+		Start: timeline.NoTime, End: timeline.NoTime}
 	if r.ran || r.closed {
 		return st, errors.New("record: Run called twice")
 	}

@@ -61,6 +61,7 @@ const (
 	schedProgHandleFree       = "handle_free"
 	schedProgHandleMigrate    = "handle_migrate"
 	schedProgHandleRename     = "handle_rename"
+	schedProgHandleSetCpus    = "handle_set_cpus"
 	schedProgHandleSwitch     = "handle_switch"
 	schedProgHandleWakeup     = "handle_wakeup"
 	schedProgHandleWakeupNew  = "handle_wakeup_new"
@@ -122,6 +123,7 @@ type schedProgramSpecs struct {
 	HandleFree      *ebpf.ProgramSpec `ebpf:"handle_free"`
 	HandleMigrate   *ebpf.ProgramSpec `ebpf:"handle_migrate"`
 	HandleRename    *ebpf.ProgramSpec `ebpf:"handle_rename"`
+	HandleSetCpus   *ebpf.ProgramSpec `ebpf:"handle_set_cpus"`
 	HandleSwitch    *ebpf.ProgramSpec `ebpf:"handle_switch"`
 	HandleWakeup    *ebpf.ProgramSpec `ebpf:"handle_wakeup"`
 	HandleWakeupNew *ebpf.ProgramSpec `ebpf:"handle_wakeup_new"`
@@ -213,6 +215,7 @@ type schedPrograms struct {
 	HandleFree      *ebpf.Program `ebpf:"handle_free"`
 	HandleMigrate   *ebpf.Program `ebpf:"handle_migrate"`
 	HandleRename    *ebpf.Program `ebpf:"handle_rename"`
+	HandleSetCpus   *ebpf.Program `ebpf:"handle_set_cpus"`
 	HandleSwitch    *ebpf.Program `ebpf:"handle_switch"`
 	HandleWakeup    *ebpf.Program `ebpf:"handle_wakeup"`
 	HandleWakeupNew *ebpf.Program `ebpf:"handle_wakeup_new"`
@@ -226,6 +229,7 @@ func (p *schedPrograms) Close() error {
 		p.HandleFree,
 		p.HandleMigrate,
 		p.HandleRename,
+		p.HandleSetCpus,
 		p.HandleSwitch,
 		p.HandleWakeup,
 		p.HandleWakeupNew,

@@ -211,6 +211,9 @@ func printRecordSummary(w io.Writer, path string, st *record.Stats) {
 	if !st.Context {
 		fmt.Fprintln(w, "note: this kernel gives no execution context: events are not marked task/softirq/hardirq")
 	}
+	if st.Affinity > 0 && !st.AffinityHook {
+		fmt.Fprintln(w, "note: set_cpus_allowed_common cannot be traced here: an affinity change is stamped at the task's next wakeup, migration or switch-in")
+	}
 }
 
 // isTerminal reports whether w is a terminal (progress goes only there):

@@ -537,6 +537,27 @@ out:
 		cs->busy = 0;
 }
 
+/*
+ * set_cpus_allowed_common(p, ...) is where every class's set_cpus_allowed
+ * hook writes p->cpus_mask (sched_setaffinity, cpusets, hotplug,
+ * kthread_bind; also migrate_disable/enable, which change only cpus_ptr and
+ * so queue nothing here). Watching its exit stamps an affinity change when
+ * it happens, even for a task that then has no scheduler event for a long
+ * time (a CPU hog alone on its CPU). Optional: user space leaves it out
+ * where the kernel cannot attach it (no BTF for the function, no BPF
+ * trampolines), and the tracepoints above still see the change later.
+ */
+SEC("fexit/set_cpus_allowed_common")
+int handle_set_cpus(__u64 *ctx)
+{
+	struct task_struct *p = (void *)ctx[0];
+
+	if (cpu_skipped(bpf_get_smp_processor_id()))
+		return 0;
+	check_attrs(ctx, p, bpf_ktime_get_ns());
+	return 0;
+}
+
 /* sched_switch(bool preempt, prev, next[, unsigned int prev_state]) */
 SEC("tp_btf/sched_switch")
 int handle_switch(__u64 *ctx)
