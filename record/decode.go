@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // recordSize is sizeof(struct sched_event) in bpf/sched.bpf.c, which
@@ -23,6 +25,14 @@ const (
 	evExit      = 7
 	evFree      = 8
 	evRename    = 9
+	evAttrs     = 10 // struct attrs_event
+)
+
+// attrsHeader is the size of struct attrs_event before its mask words;
+// maxMaskWords is MAX_MASK_WORDS (bpf/sched.bpf.c).
+const (
+	attrsHeader  = 48
+	maxMaskWords = 128
 )
 
 const (
@@ -37,6 +47,17 @@ type decoded struct {
 	tgid  int32  // thread group of ev.Task, -1 if unknown
 	otgid int32  // thread group of ev.Other, -1 if unknown
 	lost  uint32 // records dropped on ev.CPU before this one, cumulative
+	// attrs is set for an attrs_event record: ev then holds only its
+	// Time, CPU and Task, and is not an event of the trace.
+	attrs *taskAttrs
+}
+
+// taskAttrs is what an attrs_event says about task ev.Task.
+type taskAttrs struct {
+	cpus          topology.CPUSet // allowed CPUs, no trailing zero words
+	cgroup        uint64          // cgroup v2 id, 0 if unknown
+	autogroup     int64           // autogroup id, 0 none, -1 unknown
+	autogroupNice int32
 }
 
 var ne = binary.NativeEndian
@@ -83,6 +104,10 @@ func (c *commCache) id(pid int32, comm []byte) timeline.CommID {
 // decodeRecord fills d from one sched_event record. Comms are interned
 // through cc; a known comm costs no allocation.
 func decodeRecord(b []byte, cc *commCache, d *decoded) error {
+	d.attrs = nil
+	if len(b) > 14 && b[14] == evAttrs {
+		return decodeAttrs(b, d)
+	}
 	if len(b) < recordSize {
 		return fmt.Errorf("record of %d bytes, want %d", len(b), recordSize)
 	}
@@ -146,6 +171,48 @@ func decodeRecord(b []byte, cc *commCache, d *decoded) error {
 	if ev.Other == timeline.NoTID {
 		d.otgid = -1
 	}
+	return nil
+}
+
+// decodeAttrs fills d from one attrs_event record: the header, then the
+// allowed-CPU mask, whose population must equal the kernel's
+// nr_cpus_allowed (a mask cut short cannot pass for a smaller one).
+func decodeAttrs(b []byte, d *decoded) error {
+	if len(b) < attrsHeader {
+		return fmt.Errorf("attrs record of %d bytes, want at least %d", len(b), attrsHeader)
+	}
+	words := int(ne.Uint16(b[46:]))
+	if words == 0 || words > maxMaskWords || len(b) < attrsHeader+8*words {
+		return fmt.Errorf("attrs record of %d bytes with %d mask words, want 1 to %d words and %d bytes", len(b), words, maxMaskWords, attrsHeader+8*words)
+	}
+	ev := &d.ev
+	ev.Reset()
+	ev.Time = timeline.Time(ne.Uint64(b[0:]))
+	d.lost = ne.Uint32(b[8:])
+	ev.CPU = timeline.CPU(ne.Uint16(b[12:]))
+	ev.Task = timeline.TID(int32(ne.Uint32(b[16:])))
+	d.tgid = int32(ne.Uint32(b[20:]))
+	d.otgid = -1
+	a := &taskAttrs{
+		cgroup:        ne.Uint64(b[24:]),
+		autogroup:     int64(ne.Uint64(b[32:])),
+		autogroupNice: int32(ne.Uint32(b[40:])),
+	}
+	nr := int(ne.Uint16(b[44:]))
+	mask := make(topology.CPUSet, words)
+	n := 0
+	for i := range mask {
+		mask[i] = ne.Uint64(b[attrsHeader+8*i:])
+		n += bits.OnesCount64(mask[i])
+	}
+	if n != nr {
+		return fmt.Errorf("attrs record of task %d: %d CPUs in the %d-word mask, the kernel counts %d", ev.Task, n, words, nr)
+	}
+	for len(mask) > 0 && mask[len(mask)-1] == 0 {
+		mask = mask[:len(mask)-1]
+	}
+	a.cpus = mask
+	d.attrs = a
 	return nil
 }
 

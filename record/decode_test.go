@@ -37,6 +37,95 @@ func (r raw) bytes() []byte {
 	return b
 }
 
+// rawAttrs is a struct attrs_event in Go form.
+type rawAttrs struct {
+	ts      uint64
+	lost    uint32
+	cpu     uint16
+	pid     int32
+	cgroup  uint64
+	ag      int64
+	agNice  int32
+	nr      uint16
+	words   int // mask words claimed; len(mask) when 0
+	mask    []uint64
+	trimmed int // bytes cut off the end
+}
+
+func (r rawAttrs) bytes() []byte {
+	words := r.words
+	if words == 0 {
+		words = len(r.mask)
+	}
+	b := make([]byte, attrsHeader+8*len(r.mask))
+	ne.PutUint64(b[0:], r.ts)
+	ne.PutUint32(b[8:], r.lost)
+	ne.PutUint16(b[12:], r.cpu)
+	b[14] = evAttrs
+	ne.PutUint32(b[16:], uint32(r.pid))
+	ne.PutUint32(b[20:], uint32(r.pid))
+	ne.PutUint64(b[24:], r.cgroup)
+	ne.PutUint64(b[32:], uint64(r.ag))
+	ne.PutUint32(b[40:], uint32(r.agNice))
+	ne.PutUint16(b[44:], r.nr)
+	ne.PutUint16(b[46:], uint16(words))
+	for i, w := range r.mask {
+		ne.PutUint64(b[attrsHeader+8*i:], w)
+	}
+	return b[:len(b)-r.trimmed]
+}
+
+// TestDecodeAttrs decodes attrs_event records: the mask words (CPU 64w+b
+// is bit b of word w, as the kernel's cpumask), trailing zero words
+// dropped; and rejects a record whose mask population is not the kernel's
+// nr_cpus_allowed, or whose length does not hold its words.
+func TestDecodeAttrs(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      rawAttrs
+		cpus    string
+		wantErr bool
+	}{
+		{"two CPUs", rawAttrs{ts: 9, lost: 2, cpu: 1, pid: 77, cgroup: 4242, ag: 11, agNice: -3, nr: 2, mask: []uint64{3}}, "0-1", false},
+		{"CPU 1023 of 16 words", rawAttrs{ts: 9, pid: 77, nr: 2, mask: append(make([]uint64, 15), 1<<63|1)}, "960,1023", false},
+		{"trailing zero words", rawAttrs{ts: 9, pid: 77, nr: 1, mask: []uint64{0, 4, 0, 0}}, "66", false},
+		{"CPU 8191", rawAttrs{ts: 9, pid: 77, nr: 1, mask: append(make([]uint64, 127), 1<<63)}, "8191", false},
+		{"count disagrees", rawAttrs{ts: 9, pid: 77, nr: 3, mask: []uint64{3}}, "", true},
+		{"no words", rawAttrs{ts: 9, pid: 77, nr: 0}, "", true},
+		{"short", rawAttrs{ts: 9, pid: 77, nr: 2, mask: []uint64{3, 0}, trimmed: 8}, "", true},
+		{"too many words", rawAttrs{ts: 9, pid: 77, nr: 1, mask: append(make([]uint64, 128), 1)}, "", true},
+		{"header only", rawAttrs{ts: 9, pid: 77, nr: 2, mask: []uint64{3}, trimmed: 16}, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var d decoded
+			err := decodeRecord(tc.in.bytes(), newCommCache(timeline.NewStrings()), &d)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("decoded %+v, want an error", d.attrs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := d.attrs
+			if a == nil {
+				t.Fatal("no attrs")
+			}
+			if got := a.cpus.String(); got != tc.cpus || (len(a.cpus) > 0 && a.cpus[len(a.cpus)-1] == 0) {
+				t.Errorf("cpus = %q (%d words), want %q without trailing zero words", got, len(a.cpus), tc.cpus)
+			}
+			if d.ev.Time != timeline.Time(tc.in.ts) || d.ev.CPU != timeline.CPU(tc.in.cpu) || d.ev.Task != timeline.TID(tc.in.pid) || d.lost != tc.in.lost {
+				t.Errorf("time %d cpu %d task %d lost %d, want %d %d %d %d", d.ev.Time, d.ev.CPU, d.ev.Task, d.lost, tc.in.ts, tc.in.cpu, tc.in.pid, tc.in.lost)
+			}
+			if a.cgroup != tc.in.cgroup || a.autogroup != tc.in.ag || a.autogroupNice != tc.in.agNice {
+				t.Errorf("cgroup %d autogroup %d nice %d, want %d %d %d", a.cgroup, a.autogroup, a.autogroupNice, tc.in.cgroup, tc.in.ag, tc.in.agNice)
+			}
+		})
+	}
+}
+
 func TestDecodeRecord(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -183,6 +272,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(raw{ts: 2, kind: evWaking, flags: 3, pid: 2, arg: 1, comm: "x"}.bytes())
 	f.Add(raw{ts: 3, kind: evRename, comm: "0123456789abcdefXX", ocomm: "old"}.bytes())
 	f.Add(raw{ts: 4, kind: evSwitch, state: 0xffffffff, xstate: 0xffffffff}.bytes())
+	f.Add(rawAttrs{ts: 5, pid: 2, cgroup: 1, ag: 3, nr: 2, mask: []uint64{3}}.bytes())
+	f.Add(rawAttrs{ts: 6, pid: 2, nr: 1, mask: []uint64{0, 0, 1 << 63}}.bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		strs := timeline.NewStrings()
 		var d decoded
@@ -190,6 +281,13 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			if len(b) >= recordSize && b[14] >= evSwitch && b[14] <= evRename {
 				t.Fatalf("valid kind %d rejected: %v", b[14], err)
+			}
+			return
+		}
+		if d.attrs != nil {
+			m := d.attrs.cpus
+			if len(m) == 0 || m[len(m)-1] == 0 || len(m) > maxMaskWords || m.Count() != int(ne.Uint16(b[44:])) {
+				t.Fatalf("mask %v from a record counting %d CPUs", m, ne.Uint16(b[44:]))
 			}
 			return
 		}

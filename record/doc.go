@@ -16,6 +16,13 @@
 // the kernel could not queue are counted per CPU and become KindLost
 // events at the place of the gap.
 //
+// At switch-in, waking, new-task wakeup and migration the BPF side also
+// compares the task's allowed CPUs (cpus_mask), v2 cgroup id and autogroup
+// with what it last sent for that pid and sends a variable-size attribute
+// record when they differ; user space names the cgroup and reads its
+// cpu.weight (cgroup.go) and hands the Sink timeline.AffinityChange and
+// timeline.GroupChange records.
+//
 // The BPF object is compiled ahead of time from bpf/sched.bpf.c with
 // bpf2go and committed (sched_bpfel.go, sched_bpfel.o); `go generate
 // ./record` rebuilds it (needs clang, llvm-strip and libbpf headers).

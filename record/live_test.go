@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/timeline"
@@ -208,12 +210,79 @@ func testRecordHackbench(t *testing.T, hackbench string, opts Options, d time.Du
 			t.Errorf("no %v events", k)
 		}
 	}
+	checkFirstSight(t, evs, meta, strs, st)
+}
+
+// checkFirstSight checks the task attributes of a hackbench recording: as
+// many as the recorder counted; with nothing lost, every task switched in
+// has an affinity and a group record at or before its first switch-in
+// (each task is looked at when it is switched in, if not before); every
+// hackbench task has the allowed CPUs of this test process, which it
+// inherited.
+func checkFirstSight(t *testing.T, evs []timeline.Event, meta *parse.Meta, strs *timeline.Strings, st Stats) {
+	t.Helper()
+	if int64(len(meta.Affinity)) != st.Affinity || int64(len(meta.Groups)) != st.Groups {
+		t.Errorf("read back %d affinity and %d group records, recorded %d and %d", len(meta.Affinity), len(meta.Groups), st.Affinity, st.Groups)
+	}
+	firstAff := map[timeline.TID]timeline.AffinityChange{}
+	for _, a := range meta.Affinity {
+		if _, ok := firstAff[a.TID]; !ok {
+			firstAff[a.TID] = a
+		}
+	}
+	firstGrp := map[timeline.TID]timeline.Time{}
+	for _, g := range meta.Groups {
+		if _, ok := firstGrp[g.TID]; !ok {
+			firstGrp[g.TID] = g.At
+		}
+	}
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[timeline.TID]bool{}
+	var missing, late, hackbench, wrongMask int
+	for _, ev := range evs {
+		if ev.Kind != timeline.KindSwitch || ev.Task <= 0 || seen[ev.Task] {
+			continue
+		}
+		seen[ev.Task] = true
+		a, okA := firstAff[ev.Task]
+		g, okG := firstGrp[ev.Task]
+		if !okA || !okG {
+			missing++
+			continue
+		}
+		if a.At > ev.Time || g > ev.Time {
+			late++
+		}
+		if strs.Get(ev.Comm) != "hackbench" {
+			continue
+		}
+		hackbench++
+		for c := 0; c < 1024; c++ {
+			if a.CPUs.Has(c) != mine.IsSet(c) {
+				wrongMask++
+				break
+			}
+		}
+	}
+	t.Logf("%d affinity and %d group records; %d tasks switched in (%d hackbench): %d without records, %d recorded after their first switch-in, %d hackbench with another mask",
+		len(meta.Affinity), len(meta.Groups), len(seen), hackbench, missing, late, wrongMask)
+	if st.TotalLost() == 0 && (missing > 0 || late > 0) {
+		t.Errorf("with nothing lost, %d tasks switched in have no task attributes, %d got them after their first switch-in", missing, late)
+	}
+	if hackbench == 0 || wrongMask > 0 {
+		t.Errorf("%d hackbench tasks, %d with a mask other than this process's", hackbench, wrongMask)
+	}
 }
 
 // BenchmarkRecordHackbench records hackbench runs and reports the cost per
 // event on both sides: time in the BPF programs (from the kernel's BPF
 // statistics, switched on for the benchmark) and this process's CPU time
-// reading, decoding and writing Perfetto to io.Discard. Root only.
+// reading, decoding and writing Perfetto to io.Discard; with both
+// transports, and with ring buffers without the task attributes. Root
+// only.
 func BenchmarkRecordHackbench(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skipf("cannot record here: %v", err)
@@ -231,13 +300,21 @@ func BenchmarkRecordHackbench(b *testing.B) {
 		b.Skipf("cannot enable BPF statistics: %v", err)
 	}
 	defer os.WriteFile(stats, old, 0o644)
-	for _, tr := range []Transport{TransportRingBuf, TransportPerf} {
-		b.Run(tr.String(), func(b *testing.B) {
+	for _, cfg := range []struct {
+		name string
+		opts Options
+	}{
+		{"ringbuf", Options{Transport: TransportRingBuf}},
+		{"perf", Options{Transport: TransportPerf}},
+		// What capturing affinity and task groups costs.
+		{"ringbuf-noattrs", Options{Transport: TransportRingBuf, NoAttrs: true}},
+	} {
+		b.Run(cfg.name, func(b *testing.B) {
 			var events int64
 			var bpf, cpu time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := Open(Options{Transport: tr})
+				r, err := Open(cfg.opts)
 				if err != nil {
 					b.Fatal(err)
 				}

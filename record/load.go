@@ -76,6 +76,7 @@ type probe struct {
 	links     []link.Link
 	transport Transport
 	ctxMode   int
+	setCPUs   bool // the affinity hook is loaded
 	cpuState  *ebpf.Map
 	rings     []*ebpf.Map // ring buffer per recorded CPU (nil for others)
 	perf      *ebpf.Map   // perf event array
@@ -170,6 +171,29 @@ func loadProbe(opts *Options, ncpu int) (*probe, error) {
 		return nil, err
 	}
 
+	// Task attributes: a CPU mask is read up to the highest possible CPU,
+	// never past the kernel's struct cpumask (NR_CPUS bits).
+	words := (ncpu + 63) / 64
+	if opts.maskWords > 0 {
+		words = opts.maskWords
+	}
+	if words > maxMaskWords {
+		return nil, fmt.Errorf("%d possible CPUs: affinity masks are recorded up to %d CPUs", ncpu, maxMaskWords*64)
+	}
+	var cm *btf.Struct
+	if err := kspec.TypeByName("cpumask", &cm); err != nil {
+		return nil, fmt.Errorf("kernel BTF has no struct cpumask: %w", err)
+	}
+	if int(cm.Size) < words*8 {
+		return nil, fmt.Errorf("reading %d CPU mask words: the kernel's struct cpumask has %d bytes", words, cm.Size)
+	}
+	if err := set("mask_words", uint32(words)); err != nil {
+		return nil, err
+	}
+	if err := set("record_attrs", boolByte(!opts.NoAttrs)); err != nil {
+		return nil, err
+	}
+
 	if len(opts.CPUs) > 0 {
 		var mask [16]uint64
 		for _, c := range opts.CPUs {
@@ -189,7 +213,20 @@ func loadProbe(opts *Options, ncpu int) (*probe, error) {
 		}
 	}
 
+	// The affinity hook (fexit on set_cpus_allowed_common) needs the
+	// function in the kernel's BTF and BPF trampolines; without them the
+	// rest loads alone.
+	p.setCPUs = !opts.NoAttrs && hasFunc(kspec, setCPUsFunc)
+	if !p.setCPUs {
+		delete(spec.Programs, setCPUsProg)
+	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{})
+	if err != nil && p.setCPUs {
+		delete(spec.Programs, setCPUsProg)
+		if c2, err2 := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{}); err2 == nil {
+			coll, err, p.setCPUs = c2, nil, false
+		}
+	}
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
@@ -249,7 +286,28 @@ func (p *probe) attach() error {
 		}
 		p.links = append(p.links, l)
 	}
+	if p.setCPUs {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p.coll.Programs[setCPUsProg]})
+		if err != nil {
+			// The tracepoints still see every change, later.
+			p.setCPUs = false
+		} else {
+			p.links = append(p.links, l)
+		}
+	}
 	return nil
+}
+
+// The optional affinity hook: its program and the kernel function.
+const (
+	setCPUsProg = "handle_set_cpus"
+	setCPUsFunc = "set_cpus_allowed_common"
+)
+
+// hasFunc reports whether the kernel's BTF has function name.
+func hasFunc(kspec *btf.Spec, name string) bool {
+	var fn *btf.Func
+	return kspec.TypeByName(name, &fn) == nil
 }
 
 // programNames lists the programs of sched.bpf.c, wakeup side first so that
@@ -315,6 +373,7 @@ func (p *probe) runTime() time.Duration {
 type cpuState struct {
 	Drops  uint64
 	PCAddr uint64
+	Busy   uint64
 }
 
 // ringSize rounds n up to the power of two a ring buffer map needs.

@@ -18,6 +18,13 @@ type Options struct {
 	CPUs []int
 	// Transport picks the kernel-to-user buffer; TransportAuto by default.
 	Transport Transport
+	// NoAttrs leaves out the tasks' allowed CPUs and task groups (for
+	// measuring what capturing them costs).
+	NoAttrs bool
+	// maskWords, when positive, is how many words of a task's CPU mask the
+	// BPF side reads instead of the possible CPUs' (tests use it to take
+	// the multi-word path on small machines).
+	maskWords int
 	// BufferBytes is the size of each CPU's buffer (ring buffers are
 	// rounded up to a power of two); 0 picks DefaultBufferBytes.
 	BufferBytes int
@@ -56,6 +63,13 @@ type Stats struct {
 	Reordered int64
 	// BadRecords counts records that could not be decoded (never expected).
 	BadRecords int64
+	// Affinity and Groups count the affinity and task-group changes
+	// written (each task's first sight included).
+	Affinity, Groups int64
+	// AffinityHook reports that affinity changes were stamped when the
+	// kernel made them (fexit on set_cpus_allowed_common); without it a
+	// change is seen at the task's next wakeup, migration or switch-in.
+	AffinityHook bool
 	// CPUTime is the processor time (user + system) this process spent
 	// while recording: reading, decoding and writing the trace.
 	CPUTime time.Duration
@@ -169,12 +183,14 @@ func (r *Recorder) Transport() Transport { return r.probe.transport }
 // Run returns the sink's or the buffer's first error; a cancelled ctx is
 // the normal end, not an error. Run can be called once.
 func (r *Recorder) Run(ctx context.Context, sink Sink, ready func() error) (Stats, error) {
-	st := Stats{Transport: r.probe.transport, Context: r.probe.ctxMode != ctxModeNone, Start: timeline.NoTime, End: timeline.NoTime}
+	st := Stats{Transport: r.probe.transport, Context: r.probe.ctxMode != ctxModeNone, AffinityHook: r.probe.setCPUs,
+		Start: timeline.NoTime, End: timeline.NoTime}
 	if r.ran || r.closed {
 		return st, errors.New("record: Run called twice")
 	}
 	r.ran = true
 	s := newStream(sink, r.strs, r.sys.NCPU)
+	s.groups = newCgroupFS("/proc")
 	err := walkProc("/proc", func(t procTask) error { return s.declareInitial(t.pid, t.tgid, t.comm) })
 	if err != nil {
 		return st, fmt.Errorf("reading the process list: %w", err)
@@ -261,6 +277,7 @@ func (r *Recorder) Run(ctx context.Context, sink Sink, ready func() error) (Stat
 		return st, err
 	}
 	st.Events, st.Tasks, st.Reordered = s.events, s.tasks, s.reordered
+	st.Affinity, st.Groups = s.affinity, s.groupsN
 	st.CPUTime = cpuTime() - cpu0
 	st.Lost = append([]int64(nil), s.lost...)
 	st.KernelLost = r.src.kernelLost()

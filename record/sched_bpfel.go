@@ -13,24 +13,55 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type schedAttrsEvent struct {
+	_      structs.HostLayout
+	Ts     uint64
+	Lost   uint32
+	Cpu    uint16
+	Kind   uint8
+	Flags  uint8
+	Pid    int32
+	Tgid   int32
+	Cgroup uint64
+	AgId   int64
+	AgNice int32
+	NrCpus uint16
+	Words  uint16
+	Mask   [128]uint64
+}
+
 type schedCpuState struct {
 	_      structs.HostLayout
 	Drops  uint64
 	PcAddr uint64
+	Busy   uint64
+}
+
+type schedTaskAttrs struct {
+	_      structs.HostLayout
+	W0     uint64
+	Hash   uint64
+	Cgroup uint64
+	AgId   int64
+	AgNice int32
+	Nr     uint32
 }
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	schedMapAttrsScratch      = "attrs_scratch"
 	schedMapCpuState          = "cpu_state"
 	schedMapPerfEvents        = "perf_events"
 	schedMapRings             = "rings"
+	schedMapTaskAttrs         = "task_attrs"
 	schedProgHandleExit       = "handle_exit"
 	schedProgHandleFork       = "handle_fork"
 	schedProgHandleFree       = "handle_free"
 	schedProgHandleMigrate    = "handle_migrate"
 	schedProgHandleRename     = "handle_rename"
+	schedProgHandleSetCpus    = "handle_set_cpus"
 	schedProgHandleSwitch     = "handle_switch"
 	schedProgHandleWakeup     = "handle_wakeup"
 	schedProgHandleWakeupNew  = "handle_wakeup_new"
@@ -38,7 +69,9 @@ const (
 	schedVarCpuMask           = "cpu_mask"
 	schedVarCtxMode           = "ctx_mode"
 	schedVarFilterCpus        = "filter_cpus"
+	schedVarMaskWords         = "mask_words"
 	schedVarPreemptCountDelta = "preempt_count_delta"
+	schedVarRecordAttrs       = "record_attrs"
 	schedVarSwitchHasState    = "switch_has_state"
 	schedVarUseRingbuf        = "use_ringbuf"
 )
@@ -90,6 +123,7 @@ type schedProgramSpecs struct {
 	HandleFree      *ebpf.ProgramSpec `ebpf:"handle_free"`
 	HandleMigrate   *ebpf.ProgramSpec `ebpf:"handle_migrate"`
 	HandleRename    *ebpf.ProgramSpec `ebpf:"handle_rename"`
+	HandleSetCpus   *ebpf.ProgramSpec `ebpf:"handle_set_cpus"`
 	HandleSwitch    *ebpf.ProgramSpec `ebpf:"handle_switch"`
 	HandleWakeup    *ebpf.ProgramSpec `ebpf:"handle_wakeup"`
 	HandleWakeupNew *ebpf.ProgramSpec `ebpf:"handle_wakeup_new"`
@@ -100,9 +134,11 @@ type schedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedMapSpecs struct {
-	CpuState   *ebpf.MapSpec `ebpf:"cpu_state"`
-	PerfEvents *ebpf.MapSpec `ebpf:"perf_events"`
-	Rings      *ebpf.MapSpec `ebpf:"rings"`
+	AttrsScratch *ebpf.MapSpec `ebpf:"attrs_scratch"`
+	CpuState     *ebpf.MapSpec `ebpf:"cpu_state"`
+	PerfEvents   *ebpf.MapSpec `ebpf:"perf_events"`
+	Rings        *ebpf.MapSpec `ebpf:"rings"`
+	TaskAttrs    *ebpf.MapSpec `ebpf:"task_attrs"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
@@ -112,7 +148,9 @@ type schedVariableSpecs struct {
 	CpuMask           *ebpf.VariableSpec `ebpf:"cpu_mask"`
 	CtxMode           *ebpf.VariableSpec `ebpf:"ctx_mode"`
 	FilterCpus        *ebpf.VariableSpec `ebpf:"filter_cpus"`
+	MaskWords         *ebpf.VariableSpec `ebpf:"mask_words"`
 	PreemptCountDelta *ebpf.VariableSpec `ebpf:"preempt_count_delta"`
+	RecordAttrs       *ebpf.VariableSpec `ebpf:"record_attrs"`
 	SwitchHasState    *ebpf.VariableSpec `ebpf:"switch_has_state"`
 	UseRingbuf        *ebpf.VariableSpec `ebpf:"use_ringbuf"`
 }
@@ -137,16 +175,20 @@ func (o *schedObjects) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedMaps struct {
-	CpuState   *ebpf.Map `ebpf:"cpu_state"`
-	PerfEvents *ebpf.Map `ebpf:"perf_events"`
-	Rings      *ebpf.Map `ebpf:"rings"`
+	AttrsScratch *ebpf.Map `ebpf:"attrs_scratch"`
+	CpuState     *ebpf.Map `ebpf:"cpu_state"`
+	PerfEvents   *ebpf.Map `ebpf:"perf_events"`
+	Rings        *ebpf.Map `ebpf:"rings"`
+	TaskAttrs    *ebpf.Map `ebpf:"task_attrs"`
 }
 
 func (m *schedMaps) Close() error {
 	return _SchedClose(
+		m.AttrsScratch,
 		m.CpuState,
 		m.PerfEvents,
 		m.Rings,
+		m.TaskAttrs,
 	)
 }
 
@@ -157,7 +199,9 @@ type schedVariables struct {
 	CpuMask           *ebpf.Variable `ebpf:"cpu_mask"`
 	CtxMode           *ebpf.Variable `ebpf:"ctx_mode"`
 	FilterCpus        *ebpf.Variable `ebpf:"filter_cpus"`
+	MaskWords         *ebpf.Variable `ebpf:"mask_words"`
 	PreemptCountDelta *ebpf.Variable `ebpf:"preempt_count_delta"`
+	RecordAttrs       *ebpf.Variable `ebpf:"record_attrs"`
 	SwitchHasState    *ebpf.Variable `ebpf:"switch_has_state"`
 	UseRingbuf        *ebpf.Variable `ebpf:"use_ringbuf"`
 }
@@ -171,6 +215,7 @@ type schedPrograms struct {
 	HandleFree      *ebpf.Program `ebpf:"handle_free"`
 	HandleMigrate   *ebpf.Program `ebpf:"handle_migrate"`
 	HandleRename    *ebpf.Program `ebpf:"handle_rename"`
+	HandleSetCpus   *ebpf.Program `ebpf:"handle_set_cpus"`
 	HandleSwitch    *ebpf.Program `ebpf:"handle_switch"`
 	HandleWakeup    *ebpf.Program `ebpf:"handle_wakeup"`
 	HandleWakeupNew *ebpf.Program `ebpf:"handle_wakeup_new"`
@@ -184,6 +229,7 @@ func (p *schedPrograms) Close() error {
 		p.HandleFree,
 		p.HandleMigrate,
 		p.HandleRename,
+		p.HandleSetCpus,
 		p.HandleSwitch,
 		p.HandleWakeup,
 		p.HandleWakeupNew,

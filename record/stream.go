@@ -1,16 +1,24 @@
 package record
 
 import (
+	"slices"
+
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
-// Sink receives a recording: tasks as they become known and events in time
-// order. *perfetto.Writer implements it.
+// Sink receives a recording: tasks as they become known, events in time
+// order, and each task's allowed CPUs and task group at first sight and at
+// every change. *perfetto.Writer implements it.
 type Sink interface {
 	// Task declares a thread: its id, thread group and name.
 	Task(pid timeline.TID, tgid int32, comm string) error
 	// Add writes one event. KindLost events carry a CPU's dropped records.
 	Add(ev *timeline.Event) error
+	// AddAffinity writes a task's allowed CPUs from a time on.
+	AddAffinity(a timeline.AffinityChange) error
+	// AddGroup writes a task's cgroup and autogroup from a time on.
+	AddGroup(g timeline.GroupChange) error
 }
 
 // stream turns decoded records, which arrive almost but not quite in time
@@ -26,6 +34,13 @@ type Sink interface {
 //     older than the horizon.
 //  3. Before an event, the sink learns every task the event names that it
 //     has not seen yet (a fork always re-declares the child).
+//  4. Task attribute records (allowed CPUs, cgroup id, autogroup) travel
+//     with the events of their CPU; when one differs from what the sink
+//     last got for its task (or is the first for it), the sink gets an
+//     AffinityChange or a GroupChange (the cgroup named and its cpu.weight
+//     read through groups). The BPF side already sends only changes; this
+//     also drops the repeats an evicted BPF map entry causes. A task's
+//     sched_process_free forgets it, so a reused pid starts afresh.
 //
 // A record older than what was already released for its CPU is written
 // with the last released time and counted in Reordered; with a horizon of
@@ -43,13 +58,26 @@ type stream struct {
 	lost     []int64         // per CPU: drops reported so far
 	known    []uint64        // bitmap of task ids declared to the sink
 
+	groups  groupResolver // names cgroups; nil: paths and weights unknown
+	lastAff map[timeline.TID]topology.CPUSet
+	lastGrp map[timeline.TID]groupKey
+
 	events    int64 // events written, KindLost excluded
 	tasks     int64
 	reordered int64
+	affinity  int64 // AffinityChanges written
+	groupsN   int64 // GroupChanges written
+}
+
+// groupKey is what the BPF side says of a task's group.
+type groupKey struct {
+	cgroup    uint64
+	autogroup int64
+	nice      int32
 }
 
 func newStream(sink Sink, strs *timeline.Strings, ncpu int) *stream {
-	s := &stream{sink: sink, strs: strs}
+	s := &stream{sink: sink, strs: strs, lastAff: map[timeline.TID]topology.CPUSet{}, lastGrp: map[timeline.TID]groupKey{}}
 	s.grow(ncpu)
 	return s
 }
@@ -263,6 +291,9 @@ func (s *stream) write(d *decoded) error {
 		s.reordered++
 	}
 	s.released[cpu] = ev.Time
+	if d.attrs != nil {
+		return s.writeAttrs(d)
+	}
 	switch ev.Kind {
 	case timeline.KindLost:
 		s.lost[cpu] += ev.Arg
@@ -283,7 +314,37 @@ func (s *stream) write(d *decoded) error {
 		}
 	}
 	s.events++
+	if ev.Kind == timeline.KindFree {
+		delete(s.lastAff, ev.Task)
+		delete(s.lastGrp, ev.Task)
+	}
 	return s.sink.Add(ev)
+}
+
+// writeAttrs hands the sink what changed in a task attribute record.
+func (s *stream) writeAttrs(d *decoded) error {
+	a, pid, at := d.attrs, d.ev.Task, d.ev.Time
+	if old, ok := s.lastAff[pid]; !ok || !slices.Equal(old, a.cpus) {
+		s.lastAff[pid] = a.cpus
+		s.affinity++
+		if err := s.sink.AddAffinity(timeline.AffinityChange{At: at, TID: pid, CPUs: a.cpus}); err != nil {
+			return err
+		}
+	}
+	k := groupKey{cgroup: a.cgroup, autogroup: a.autogroup, nice: a.autogroupNice}
+	if old, ok := s.lastGrp[pid]; ok && old == k {
+		return nil
+	}
+	s.lastGrp[pid] = k
+	g := timeline.GroupChange{At: at, TID: pid}
+	if s.groups != nil {
+		g.Path, g.Weight = s.groups.resolve(pid, a.cgroup)
+	}
+	if a.autogroup > 0 { // 0: the root autogroup; -1: a kernel without autogroups
+		g.Autogroup, g.AutogroupNice = int(a.autogroup), int(a.autogroupNice)
+	}
+	s.groupsN++
+	return s.sink.AddGroup(g)
 }
 
 // declare tells the sink about task pid unless it knows it already (or

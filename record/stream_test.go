@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // logSink records sink calls as text lines.
@@ -25,6 +26,16 @@ func (s *logSink) Add(ev *timeline.Event) error {
 		return nil
 	}
 	s.lines = append(s.lines, fmt.Sprintf("%d cpu%d %v %d %s", ev.Time, ev.CPU, ev.Kind, ev.Task, s.strs.Get(ev.Comm)))
+	return nil
+}
+
+func (s *logSink) AddAffinity(a timeline.AffinityChange) error {
+	s.lines = append(s.lines, fmt.Sprintf("%d affinity %d cpus=%s", a.At, a.TID, a.CPUs))
+	return nil
+}
+
+func (s *logSink) AddGroup(g timeline.GroupChange) error {
+	s.lines = append(s.lines, fmt.Sprintf("%d group %d path=%s weight=%d autogroup=%d nice=%d", g.At, g.TID, g.Path, g.Weight, g.Autogroup, g.AutogroupNice))
 	return nil
 }
 
@@ -254,5 +265,86 @@ func BenchmarkStream(b *testing.B) {
 
 type nopSink struct{}
 
-func (nopSink) Task(timeline.TID, int32, string) error { return nil }
-func (nopSink) Add(*timeline.Event) error              { return nil }
+func (nopSink) Task(timeline.TID, int32, string) error    { return nil }
+func (nopSink) Add(*timeline.Event) error                 { return nil }
+func (nopSink) AddAffinity(timeline.AffinityChange) error { return nil }
+func (nopSink) AddGroup(timeline.GroupChange) error       { return nil }
+
+// attrsRec builds a decoded task attribute record.
+func attrsRec(ts timeline.Time, cpu, pid int, cgroup uint64, ag int64, nice int32, cpus ...int) decoded {
+	var d decoded
+	d.ev.Reset()
+	d.ev.Time, d.ev.CPU, d.ev.Task = ts, timeline.CPU(cpu), timeline.TID(pid)
+	d.tgid, d.otgid = int32(pid), -1
+	d.attrs = &taskAttrs{cpus: topology.NewCPUSet(cpus...), cgroup: cgroup, autogroup: ag, autogroupNice: nice}
+	return d
+}
+
+// fakeGroups names cgroup ids from a table and counts the look-ups.
+type fakeGroups struct {
+	paths   map[uint64]string
+	weights map[uint64]int
+	calls   int
+}
+
+func (f *fakeGroups) resolve(pid timeline.TID, id uint64) (string, int) {
+	f.calls++
+	return f.paths[id], f.weights[id]
+}
+
+// TestStreamAttrs: a task's first attribute record gives an affinity and a
+// group change; a repeat gives nothing; a new mask gives only an affinity
+// change, a new cgroup or autogroup only a group change (path and weight
+// looked up once per change); the root autogroup (0) and a kernel without
+// autogroups (-1) are "none"; after sched_process_free the pid starts
+// afresh; records travel in time order with the events of their CPU.
+func TestStreamAttrs(t *testing.T) {
+	strs := timeline.NewStrings()
+	sink := &logSink{strs: strs}
+	s := newStream(sink, strs, 2)
+	groups := &fakeGroups{paths: map[uint64]string{1: "/", 7: "/work.slice"}, weights: map[uint64]int{7: 250}}
+	s.groups = groups
+	free := rec(strs, 70, 1, 5, "a", 0)
+	free.ev.Kind = timeline.KindFree
+	recs := []decoded{
+		attrsRec(10, 0, 5, 1, 3, -2, 0, 1),
+		rec(strs, 10, 0, 5, "a", 0),
+		attrsRec(20, 1, 5, 1, 3, -2, 0, 1), // repeat
+		attrsRec(30, 1, 5, 1, 3, -2, 1),    // pinned to CPU 1
+		attrsRec(40, 0, 5, 7, 3, -2, 1),    // moved to another cgroup
+		attrsRec(50, 0, 5, 7, 0, 0, 1),     // left its autogroup
+		attrsRec(55, 0, 6, 0, -1, 0, 130),  // kernel without autogroups, no cgroup id, CPU 130
+		attrsRec(60, 1, 5, 7, 0, 0, 1),     // repeat
+		free,
+		attrsRec(80, 1, 5, 7, 0, 0, 1), // pid reused: first sight again
+	}
+	for i := range recs {
+		s.push(&recs[i])
+	}
+	if err := s.finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"10 affinity 5 cpus=0-1",
+		"10 group 5 path=/ weight=0 autogroup=3 nice=-2",
+		"task 5/5 a",
+		"10 cpu0 sched_switch 5 a",
+		"30 affinity 5 cpus=1",
+		"40 group 5 path=/work.slice weight=250 autogroup=3 nice=-2",
+		"50 group 5 path=/work.slice weight=250 autogroup=0 nice=0",
+		"55 affinity 6 cpus=130",
+		"55 group 6 path= weight=0 autogroup=0 nice=0",
+		"70 cpu1 sched_process_free 5 a",
+		"80 affinity 5 cpus=1",
+		"80 group 5 path=/work.slice weight=250 autogroup=0 nice=0",
+	}
+	if got, w := strings.Join(sink.lines, "\n"), strings.Join(want, "\n"); got != w {
+		t.Errorf("sink calls:\n%s\nwant:\n%s", got, w)
+	}
+	if s.affinity != 4 || s.groupsN != 5 || s.events != 2 {
+		t.Errorf("affinity, groups, events = %d, %d, %d; want 4, 5, 2", s.affinity, s.groupsN, s.events)
+	}
+	if groups.calls != 5 {
+		t.Errorf("%d cgroup look-ups, want one per group change (5)", groups.calls)
+	}
+}

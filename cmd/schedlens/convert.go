@@ -29,7 +29,8 @@ func newConvertCmd() *cobra.Command {
 		Short: "Write any trace as a Perfetto trace (for ui.perfetto.dev and trace_processor)",
 		Long: `convert streams any input schedlens reads into a Perfetto protobuf trace:
 ftrace event bundles per CPU (optionally in the compact_sched encoding), the
-process tree, system info with the CPU topology, and lost-event counts. The
+process tree, system info with the CPU topology, lost-event counts, and the
+task affinity and task-group changes a schedlens recording carries. The
 output is written to a temporary file beside OUT and renamed when complete.`,
 		Example: `  schedlens convert trace.txt.zst -o trace.pftrace
   schedlens convert --compact-sched perf-script.txt.gz -o small.pftrace
@@ -158,6 +159,18 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 	}
 	for pid, ti := range tasks {
 		if err := w.Task(pid, ti.tgid, strs.Get(ti.comm)); err != nil {
+			return n, err
+		}
+	}
+	// Affinity and task-group changes (a schedlens recording's task
+	// attributes) are known once the input is read.
+	for _, a := range s.Meta().Affinity {
+		if err := w.AddAffinity(a); err != nil {
+			return n, err
+		}
+	}
+	for _, g := range s.Meta().Groups {
+		if err := w.AddGroup(g); err != nil {
 			return n, err
 		}
 	}

@@ -3,11 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 type tasksDoc struct {
@@ -211,5 +215,65 @@ func TestPerfettoTwinOfText(t *testing.T) {
 			same, differ := compareTasks(t, text, pb, c.compact, firstPrevs(t, fx+"ftrace-hackbench-cyclictest/trace.txt.gz"), cut)
 			t.Logf("%d tasks identical, %d differ through inference or the later valid start (inconsistencies %d -> %d)", same, differ, text.Trace.Inconsistencies, pb.Trace.Inconsistencies)
 		})
+	}
+}
+
+// TestConvertTaskAttrs: the affinity and task-group changes of a schedlens
+// recording survive convert (plain and compact): the converted trace loads
+// into the same Timeline.Affinity and Timeline.Groups as the input.
+func TestConvertTaskAttrs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.pftrace")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strs := timeline.NewStrings()
+	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: strs, Kernel: "6.12.0", NCPU: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		ev := timeline.Event{Time: timeline.Time(1000 + 10*i), Start: timeline.NoTime, CPU: timeline.CPU(i % 4), Kind: timeline.KindSwitch,
+			Task: timeline.TID(10 + i%3), Other: 0, Comm: strs.IDString("w"), OComm: strs.IDString("swapper"), Prio: 120, OPrio: 120, TGID: -1}
+		if err := w.Add(&ev); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			if err := w.AddAffinity(timeline.AffinityChange{At: ev.Time, TID: ev.Task, CPUs: topology.NewCPUSet(i % 4)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddGroup(timeline.GroupChange{At: ev.Time, TID: ev.Task, Path: fmt.Sprintf("/g%d", i), Weight: 100 + i, Autogroup: 3}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	orig, err := ingest.Load(in, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(orig.Timeline.Affinity) != 4 || len(orig.Timeline.Groups) != 4 {
+		t.Fatalf("input has %d affinity and %d group changes, want 4 and 4", len(orig.Timeline.Affinity), len(orig.Timeline.Groups))
+	}
+	for _, compact := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("out-%v.pftrace", compact))
+		args := []string{"convert", in, "-o", out}
+		if compact {
+			args = append(args, "--compact-sched")
+		}
+		if _, stderr, code := execute(t, args...); code != 0 {
+			t.Fatalf("convert: exit %d: %s", code, stderr)
+		}
+		back, err := ingest.Load(out, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Timeline.Affinity, orig.Timeline.Affinity) || !reflect.DeepEqual(back.Timeline.Groups, orig.Timeline.Groups) {
+			t.Errorf("compact=%v: read back %v %+v, want %v %+v", compact, back.Timeline.Affinity, back.Timeline.Groups, orig.Timeline.Affinity, orig.Timeline.Groups)
+		}
 	}
 }

@@ -99,6 +99,8 @@ type Meta struct {
 	Skipped         int64                     // malformed records skipped under Lenient
 	SkippedErrors   []error                   // the first MaxSkippedErrors of them
 	Tasks           map[timeline.TID]TaskInfo // names and thread groups the trace states outside events (Perfetto process tree)
+	Affinity        []timeline.AffinityChange // task affinity changes the trace states (schedlens' Perfetto task attributes), in file order
+	Groups          []timeline.GroupChange    // task-group changes, likewise
 	Warnings        []string                  // format-level remarks for the user
 }
 
@@ -119,6 +121,12 @@ func NewMeta(format string) *Meta {
 func (m *Meta) Apply(b *timeline.Builder) {
 	b.SetNCPU(m.NCPU)
 	b.SetCoverage(m.Coverage, m.CoverageNote)
+	for _, a := range m.Affinity {
+		b.AddAffinity(a)
+	}
+	for _, g := range m.Groups {
+		b.AddGroup(g)
+	}
 }
 
 // Skip records a skipped malformed record.

@@ -27,6 +27,7 @@
 //	    ftrace_stats (34)                        -> lost records (overrun), Meta.Coverage
 //	    trace_stats (35)                         -> Meta.Coverage (service buffers' losses)
 //	    system_info (45), cpu_info (67)          -> Meta.Kernel, NCPU, Topology
+//	    schedlens_task_attrs (9870, schedlens')  -> Meta.Affinity, Meta.Groups (attrs.go)
 //	    trusted_packet_sequence_id (10), sequence_flags (13),
 //	    previous_packet_dropped (42), machine_id (98)
 //
@@ -91,5 +92,8 @@
 // open: metadata (SystemInfo, CpuInfo, ProcessTree) on sequence 2, ftrace
 // bundles and FtraceStats on sequence 3, each sequence's first packet
 // flagged SEQ_INCREMENTAL_STATE_CLEARED. WriterOptions.CompactSched writes
-// switches and wakings as compact_sched columns.
+// switches and wakings as compact_sched columns. AddAffinity and AddGroup
+// write task affinity and task-group changes in schedlens' own TracePacket
+// field 9870 on sequence 2, which Perfetto's tools skip (attrs.go,
+// docs/perfetto.md).
 package perfetto

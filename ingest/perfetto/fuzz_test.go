@@ -93,6 +93,11 @@ func fuzzRun(t *testing.T, data []byte, lenient bool) []timeline.Event {
 	if m.NCPU < 0 || m.Format != "perfetto" {
 		t.Fatalf("Meta NCPU %d Format %q", m.NCPU, m.Format)
 	}
+	for _, a := range m.Affinity {
+		if c := a.CPUs; len(c) > maxMaskWords || len(c) > 0 && c[len(c)-1] == 0 {
+			t.Fatalf("affinity mask %v: more than %d words, or trailing zero words", c, maxMaskWords)
+		}
+	}
 	return evs
 }
 
@@ -121,6 +126,9 @@ func FuzzPerfetto(f *testing.F) {
 			packed(fCompactWakingTimestamp, 201), packed(fCompactWakingPid, 9), packed(fCompactWakingTargetCPU, 0),
 			packed(fCompactWakingPrio, 120), packed(fCompactWakingComm, 0))))))
 	f.Add(packet(protowire.AppendTag(nil, 5, protowire.StartGroupType)))
+	f.Add(cat(packet(bf(fPacketTaskAttrs, bf(fAttrsAffinity, vf(fAffTimestamp, 90), vf(fAffTid, 2), packed(fAffCPUMask, 3, 0, 1)),
+		bf(fAttrsGroup, vf(fGroupTimestamp, 95), vf(fGroupTid, 2), sf(fGroupPath, "/a"), vf(fGroupWeight, 100), vf(fGroupAutogroup, 4),
+			vf(fGroupAutogroupNice, uint64(1<<64-3))))), packet(bundle(0, switchEv(100, "a", 1, 0, "b", 2)))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		strict := fuzzRun(t, data, false)
 		lenient := fuzzRun(t, data, true)

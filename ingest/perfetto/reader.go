@@ -97,9 +97,11 @@ type Reader struct {
 	tracingStarted timeline.Time
 	unknownNames   map[uint32]string
 
-	traceStats  bool     // a TraceStats packet was read
-	serviceLoss []string // what TraceStats counted as lost, for Meta.CoverageNote
-	lateStarts  int      // CPUs whose first bundle says earlier bundles existed
+	traceStats  bool          // a TraceStats packet was read
+	serviceLoss []string      // what TraceStats counted as lost, for Meta.CoverageNote
+	lateStarts  int           // CPUs whose first bundle says earlier bundles existed
+	affinity    []rawAffinity // TaskAttrs records, put into Meta at the end
+	groups      []rawGroup
 
 	b bundleScratch
 
@@ -472,11 +474,11 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 // packetFields holds the fields of one TracePacket that are decoded after
 // the whole packet was scanned (their meaning depends on other fields).
 type packetFields struct {
-	ftrace, tree, sysInfo, cpuInfo, stats, traceStats, snapshot, service, compressed, zstd []byte
-	hasTimestamp, hasSeq, hasMachine                                                       bool
-	timestamp                                                                              uint64
-	seq, flags, machine                                                                    uint32
-	dropped, cleared, first                                                                bool
+	ftrace, tree, sysInfo, cpuInfo, stats, traceStats, snapshot, service, compressed, zstd, attrs []byte
+	hasTimestamp, hasSeq, hasMachine                                                              bool
+	timestamp                                                                                     uint64
+	seq, flags, machine                                                                           uint32
+	dropped, cleared, first                                                                       bool
 }
 
 // decodePacket decodes one TracePacket. Events of an ftrace bundle go to
@@ -512,6 +514,8 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 			dst, name = &p.compressed, "compressed_packets"
 		case fPacketZstdCompressed:
 			dst, name = &p.zstd, "zstd_compressed_packets"
+		case fPacketTaskAttrs:
+			dst, name = &p.attrs, "schedlens_task_attrs"
 		case fPacketInternedData:
 			// Interned data carries kernel symbols and track-event strings;
 			// ftrace bundles reference none of it (compact_sched has its own
@@ -555,7 +559,7 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 
 	// Data of another machine (a remote machine of a multi-machine trace)
 	// is counted, not mixed with the host's CPUs.
-	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil || p.traceStats != nil {
+	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil || p.traceStats != nil || p.attrs != nil {
 		if !r.hostKnown {
 			r.host, r.hostKnown = p.machine, true
 		} else if p.machine != r.host {
@@ -613,6 +617,11 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 	if p.traceStats != nil {
 		if fe := r.decodeTraceStats(p.traceStats); fe != nil {
 			return fe.in("trace_stats")
+		}
+	}
+	if p.attrs != nil {
+		if fe := r.decodeTaskAttrs(p.attrs); fe != nil {
+			return fe.in("schedlens_task_attrs")
 		}
 	}
 	if p.ftrace != nil {
@@ -813,6 +822,7 @@ func (r *Reader) finish() {
 	if r.meta.Clock == "" {
 		r.meta.Clock = "boot"
 	}
+	r.finishAttrs()
 }
 
 // commOf interns a comm, trimming nothing: Perfetto stores comms verbatim.

@@ -46,7 +46,8 @@ type WriterOptions struct {
 // one TracePacket at a time):
 //
 //   - sequence 2: SystemInfo, CpuInfo and ProcessTree packets, the first
-//     flagged SEQ_INCREMENTAL_STATE_CLEARED;
+//     flagged SEQ_INCREMENTAL_STATE_CLEARED, and schedlens' TaskAttrs
+//     packets (AddAffinity, AddGroup; see attrs.go);
 //   - sequence 3: one FtraceEventBundle per CPU and chunk of at most
 //     bundleMax events (fewer in compact mode when the bundle's comm table
 //     reaches 64 entries), bracketed by FtraceStats at the start and the
@@ -74,6 +75,11 @@ type Writer struct {
 
 	tasks   map[timeline.TID]taskEntry
 	pending []timeline.TID // tasks not yet written, in call order
+
+	attrs      []byte          // TaskAttrs records not yet written (attrs.go)
+	attrsN     int             // how many
+	attrsFirst timeline.Time   // their earliest time
+	attrsFull  []attrsBatchMsg // full messages written once the metadata is out
 
 	// encoding scratch
 	sub, ev, bundle, pkt []byte
@@ -274,6 +280,9 @@ func (w *Writer) Close() error {
 	if err := w.writeTasks(); err != nil {
 		return err
 	}
+	if err := w.flushAttrs(true); err != nil {
+		return err
+	}
 	if err := w.writeStats(statsPhaseEnd); err != nil {
 		return err
 	}
@@ -472,6 +481,9 @@ func (w *Writer) flushCPU(i int) error {
 		return err
 	}
 	if err := w.writeTasks(); err != nil {
+		return err
+	}
+	if err := w.flushAttrs(false); err != nil {
 		return err
 	}
 	return w.writeBundle(i)

@@ -18,7 +18,8 @@
 #   RUNS=11 sudo record/bench/overhead.sh -- -g 8 -l 1000
 #   TRANSPORT=perf sudo record/bench/overhead.sh
 #
-# Env: RUNS (default 7), TRANSPORT (auto|ringbuf|perf), SCHEDLENS (a built
+# Env: RUNS (default 7), TRANSPORT (auto|ringbuf|perf), RECORD_FLAGS (more
+# flags for schedlens record, e.g. --no-task-attrs), SCHEDLENS (a built
 # binary; by default the script builds one from this checkout). Needs root,
 # hackbench (Debian: rt-tests), GNU time (/usr/bin/time) and Go when it
 # builds.
@@ -61,7 +62,8 @@ printf '%4s %8s %8s %8s %8s %10s %6s %7s %7s %7s\n' run bare_s hb_cpu rec_s hb_c
 : > "$tmp/bare"; : > "$tmp/rec"; : > "$tmp/ovh"
 for i in $(seq "$runs"); do
   read -r bw bc < <(hb)
-  read -r rw rc < <(hb "$bin" record --transport "${TRANSPORT:-auto}" -o "$tmp/run.pftrace" -- 2>"$tmp/summary")
+  # shellcheck disable=SC2086 # RECORD_FLAGS is a list of flags
+  read -r rw rc < <(hb "$bin" record --transport "${TRANSPORT:-auto}" ${RECORD_FLAGS:-} -o "$tmp/run.pftrace" -- 2>"$tmp/summary")
   sum=$(cat "$tmp/summary")
   rate=$(sed -n 's/.*(\([0-9]*\) events\/s.*/\1/p' <<< "$sum")
   lost=$(sed -n 's/.* \([0-9]*\) lost;.*/\1/p' <<< "$sum")

@@ -38,6 +38,7 @@ enum {
 	EV_EXIT = 7,
 	EV_FREE = 8,
 	EV_RENAME = 9,
+	EV_ATTRS = 10, /* struct attrs_event, not struct sched_event */
 };
 
 /* Execution contexts, the values of timeline.Context. */
@@ -90,7 +91,60 @@ _Static_assert(__builtin_offsetof(struct sched_event, state) == 44, "state offse
 _Static_assert(__builtin_offsetof(struct sched_event, prio) == 52, "prio offset");
 _Static_assert(__builtin_offsetof(struct sched_event, comm) == 56, "comm offset");
 
+/*
+ * attrs_event is a task's allowed CPUs and task group, queued when they
+ * differ from what was last queued for that pid (see check_attrs). It is
+ * variable-sized: ATTRS_HDR bytes, then mask_words words of the CPU mask.
+ * Layout read by record/decode.go.
+ */
+#define MAX_MASK_WORDS 128 /* 8192 CPUs, the largest NR_CPUS of any architecture */
+#define ATTRS_HDR 48
+
+struct attrs_event {
+	__u64 ts;
+	__u32 lost;
+	__u16 cpu;
+	__u8 kind;     /* EV_ATTRS */
+	__u8 flags;    /* CTX_* */
+	__s32 pid;
+	__s32 tgid;
+	__u64 cgroup;  /* cgroup v2 id (kernfs node id), 0 if unknown */
+	__s64 ag_id;   /* autogroup id, 0 none, -1 unknown (no CONFIG_SCHED_AUTOGROUP) */
+	__s32 ag_nice;
+	__u16 nr_cpus; /* nr_cpus_allowed */
+	__u16 words;   /* mask words that follow */
+	__u64 mask[MAX_MASK_WORDS];
+};
+
+_Static_assert(__builtin_offsetof(struct attrs_event, mask) == ATTRS_HDR, "attrs_event header");
+_Static_assert(__builtin_offsetof(struct attrs_event, cgroup) == 24, "cgroup offset");
+
 /* Only the task_struct fields used here; CO-RE finds their real offsets. */
+struct kernfs_node {
+	__u64 id; /* Linux 5.5+: the cgroup's id, its inode number in cgroupfs */
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct css_set {
+	struct cgroup *dfl_cgrp; /* the task's cgroup on the v2 hierarchy */
+} __attribute__((preserve_access_index));
+
+struct autogroup {
+	unsigned long id;
+	int nice;
+} __attribute__((preserve_access_index));
+
+struct signal_struct {
+	struct autogroup *autogroup; /* CONFIG_SCHED_AUTOGROUP */
+} __attribute__((preserve_access_index));
+
+struct cpumask {
+	unsigned long bits[1]; /* really NR_CPUS bits; mask_words are read */
+} __attribute__((preserve_access_index));
+
 struct rq {
 	int cpu;
 } __attribute__((preserve_access_index));
@@ -118,6 +172,12 @@ struct task_struct {
 	int tgid;
 	char comm[TASK_COMM_LEN];
 	unsigned int cpu; /* 5.16 and a few releases before: task_cpu() read this */
+	int nr_cpus_allowed;
+	struct cpumask cpus_mask; /* the allowed CPUs; cpus_ptr may point at a
+				     temporary one-CPU mask while migration
+				     is disabled */
+	struct css_set *cgroups;  /* CONFIG_CGROUPS */
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 /* Before Linux 5.14 the state field was a long called state. */
@@ -131,6 +191,8 @@ const volatile __u8 switch_has_state = 1; /* sched_switch passes prev_state (Lin
 const volatile __u8 ctx_mode = 0;         /* 0 none, 1 per-CPU __preempt_count, 2 thread_info.preempt_count */
 const volatile __u8 filter_cpus = 0;
 const volatile __u64 cpu_mask[MAX_CPU_WORDS] = {};
+const volatile __u8 record_attrs = 1;     /* queue attrs_event records */
+const volatile __u32 mask_words = 1;      /* words of a CPU mask: nr_cpu_ids / 64 rounded up */
 
 /* The rings: user space sizes the array to the CPUs and puts one
  * BPF_MAP_TYPE_RINGBUF per recorded CPU in it. It reads them by polling, so
@@ -157,6 +219,7 @@ struct {
 struct cpu_state {
 	__u64 drops;   /* records this CPU could not queue */
 	__u64 pc_addr; /* address of this CPU's preempt count, 0 until known */
+	__u64 busy;    /* check_attrs is using this CPU's scratch record */
 };
 
 struct {
@@ -336,6 +399,165 @@ static __always_inline void other_current(struct sched_event *e)
 	bpf_get_current_comm(e->ocomm, TASK_COMM_LEN);
 }
 
+/*
+ * What check_attrs last queued for each pid: the first mask word exactly,
+ * a hash of all words, the count, the cgroup and the autogroup. A
+ * preallocated LRU hash: a lookup takes no allocation under the runqueue
+ * lock, and an evicted pid only costs a repeated record, which user space
+ * drops. sched_process_free deletes the pid's entry.
+ */
+struct task_attrs {
+	__u64 w0;
+	__u64 hash;
+	__u64 cgroup;
+	__s64 ag_id;
+	__s32 ag_nice;
+	__u32 nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct task_attrs);
+} task_attrs SEC(".maps");
+
+/* One scratch record per CPU: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct attrs_event);
+} attrs_scratch SEC(".maps");
+
+static __always_inline __u64 mix(__u64 h, __u64 w)
+{
+	h ^= w;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 31);
+}
+
+/*
+ * check_attrs queues an attrs_event for task p, stamped ts, if its allowed
+ * CPUs (p->cpus_mask, which migrate_disable leaves alone), cgroup or
+ * autogroup differ from what was last queued for its pid. If the record
+ * cannot be queued the pid's entry is left as it was, so the next event of
+ * the task tries again. It runs where the scheduler is about to act on a
+ * task's mask: switch in, waking (before the wakeup picks a CPU), new-task
+ * wakeup and migration.
+ *
+ * The task's fields are read with plain loads (p is a BTF pointer the
+ * tracepoint passed); only a mask of more than one word is copied with
+ * bpf_probe_read_kernel, into this CPU's scratch record, which a nested
+ * call (a tracepoint in an interrupt) then leaves alone.
+ */
+static __noinline void check_attrs(void *ctx, struct task_struct *p, __u64 ts)
+{
+	__u32 zero = 0, cpu, pid, i;
+	struct cpu_state *cs;
+	struct attrs_event *a;
+	struct task_attrs cur = {}, *old;
+	int scratch = 0;
+
+	if (!record_attrs)
+		return;
+	pid = (__u32)p->pid;
+	if (pid == 0) /* the idle tasks, one per CPU, pinned */
+		return;
+	cs = bpf_map_lookup_elem(&cpu_state, &zero);
+	a = bpf_map_lookup_elem(&attrs_scratch, &zero);
+	if (!cs || !a)
+		return;
+
+	cur.nr = (__u32)p->nr_cpus_allowed;
+	if (mask_words == 1) {
+		cur.w0 = p->cpus_mask.bits[0];
+	} else {
+		if (cs->busy)
+			return;
+		cs->busy = 1;
+		scratch = 1;
+		if (bpf_probe_read_kernel(a->mask, mask_words * 8, __builtin_preserve_access_index(&p->cpus_mask)))
+			goto out;
+		cur.w0 = a->mask[0];
+		for (i = 1; i < MAX_MASK_WORDS && i < mask_words; i++)
+			cur.hash = mix(cur.hash, a->mask[i]);
+	}
+	if (bpf_core_field_exists(struct task_struct, cgroups))
+		cur.cgroup = p->cgroups->dfl_cgrp->kn->id;
+	cur.ag_id = -1;
+	if (bpf_core_field_exists(struct signal_struct, autogroup)) {
+		struct autogroup *ag = p->signal->autogroup;
+
+		if (ag) {
+			cur.ag_id = (__s64)ag->id;
+			cur.ag_nice = ag->nice;
+		}
+	}
+
+	old = bpf_map_lookup_elem(&task_attrs, &pid);
+	if (old && old->w0 == cur.w0 && old->hash == cur.hash && old->nr == cur.nr &&
+	    old->cgroup == cur.cgroup && old->ag_id == cur.ag_id && old->ag_nice == cur.ag_nice)
+		goto out;
+
+	if (!scratch) {
+		if (cs->busy)
+			return;
+		cs->busy = 1;
+		scratch = 1;
+		a->mask[0] = cur.w0;
+	}
+	cpu = bpf_get_smp_processor_id();
+	a->ts = ts;
+	a->lost = (__u32)cs->drops;
+	a->cpu = (__u16)cpu;
+	a->kind = EV_ATTRS;
+	a->flags = 0;
+	a->pid = (__s32)pid;
+	a->tgid = p->tgid;
+	a->cgroup = cur.cgroup;
+	a->ag_id = cur.ag_id;
+	a->ag_nice = cur.ag_nice;
+	a->nr_cpus = (__u16)cur.nr;
+	a->words = (__u16)mask_words;
+	if (use_ringbuf) {
+		void *ring = bpf_map_lookup_elem(&rings, &cpu);
+
+		if (!ring || bpf_ringbuf_output(ring, a, ATTRS_HDR + mask_words * 8, BPF_RB_NO_WAKEUP)) {
+			__sync_fetch_and_add(&cs->drops, 1);
+			goto out;
+		}
+	} else if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, a, ATTRS_HDR + mask_words * 8) < 0) {
+		__sync_fetch_and_add(&cs->drops, 1);
+		goto out;
+	}
+	bpf_map_update_elem(&task_attrs, &pid, &cur, BPF_ANY);
+out:
+	if (scratch)
+		cs->busy = 0;
+}
+
+/*
+ * set_cpus_allowed_common(p, ...) is where every class's set_cpus_allowed
+ * hook writes p->cpus_mask (sched_setaffinity, cpusets, hotplug,
+ * kthread_bind; also migrate_disable/enable, which change only cpus_ptr and
+ * so queue nothing here). Watching its exit stamps an affinity change when
+ * it happens, even for a task that then has no scheduler event for a long
+ * time (a CPU hog alone on its CPU). Optional: user space leaves it out
+ * where the kernel cannot attach it (no BTF for the function, no BPF
+ * trampolines), and the tracepoints above still see the change later.
+ */
+SEC("fexit/set_cpus_allowed_common")
+int handle_set_cpus(__u64 *ctx)
+{
+	struct task_struct *p = (void *)ctx[0];
+
+	if (cpu_skipped(bpf_get_smp_processor_id()))
+		return 0;
+	check_attrs(ctx, p, bpf_ktime_get_ns());
+	return 0;
+}
+
 /* sched_switch(bool preempt, prev, next[, unsigned int prev_state]) */
 SEC("tp_btf/sched_switch")
 int handle_switch(__u64 *ctx)
@@ -355,6 +577,7 @@ int handle_switch(__u64 *ctx)
 	e->xstate = (__u32)prev->exit_state;
 	other(e, prev);
 	subject(e, next);
+	check_attrs(ctx, next, e->ts);
 	commit(ctx, e);
 	return 0;
 }
@@ -369,6 +592,8 @@ static __always_inline int wake(__u64 *ctx, __u8 kind)
 	subject(e, p);
 	e->arg = task_cpu(p);
 	other_current(e);
+	if (kind != EV_WAKEUP) /* sched_waking saw it just before */
+		check_attrs(ctx, p, e->ts);
 	commit(ctx, e);
 	return 0;
 }
@@ -394,6 +619,7 @@ int handle_migrate(__u64 *ctx)
 	subject(e, p);
 	e->arg = (__s32)ctx[1];
 	e->arg2 = task_cpu(p);
+	check_attrs(ctx, p, e->ts);
 	commit(ctx, e);
 	return 0;
 }
@@ -431,7 +657,15 @@ SEC("tp_btf/sched_process_exit")
 int handle_exit(__u64 *ctx) { return task_only(ctx, EV_EXIT); }
 
 SEC("tp_btf/sched_process_free")
-int handle_free(__u64 *ctx) { return task_only(ctx, EV_FREE); }
+int handle_free(__u64 *ctx)
+{
+	struct task_struct *p = (void *)ctx[0];
+	__u32 pid = (__u32)p->pid;
+
+	if (record_attrs)
+		bpf_map_delete_elem(&task_attrs, &pid);
+	return task_only(ctx, EV_FREE);
+}
 
 /* task_rename(task, const char *comm): comm is the new name. */
 SEC("tp_btf/task_rename")

@@ -23,8 +23,12 @@ typedef _Bool bool;
 /* enum bpf_map_type */
 #define BPF_MAP_TYPE_PERF_EVENT_ARRAY 4
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_LRU_HASH 9
 #define BPF_MAP_TYPE_ARRAY_OF_MAPS 12
 #define BPF_MAP_TYPE_RINGBUF 27
+
+/* bpf_map_update_elem flags */
+#define BPF_ANY 0
 
 /* bpf_perf_event_output flags */
 #define BPF_F_CURRENT_CPU 0xffffffffULL
