@@ -74,7 +74,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return usagef("policy %q: %v", desc, err)
 			}
-			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json")
+			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
 			if err != nil {
 				return err
 			}
@@ -146,7 +146,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			return compare.WriteReplay(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
-	f.register(cmd, "text|markdown|json")
+	f.register(cmd, strings.Join(compare.Formats, "|"))
 	fl := cmd.Flags()
 	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description such as "6.12,+resched-ineligible,NO_RUN_TO_PARITY"`)
 	fl.StringVar(&kernel, "kernel", "6.18", "kernel version whose mainline model to run (6.6, 6.12, 6.18)")
