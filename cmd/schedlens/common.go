@@ -140,6 +140,22 @@ func (f *traceFlags) filter() metrics.Filter {
 	return flt
 }
 
+// filterText describes --pid/--comm for reports: "pid 1,2 and comm foo", "" for none.
+func (f *traceFlags) filterText() string {
+	var parts []string
+	if len(f.pids) > 0 {
+		var ps []string
+		for _, p := range f.pids {
+			ps = append(ps, strconv.Itoa(p))
+		}
+		parts = append(parts, "pid "+strings.Join(ps, ","))
+	}
+	if len(f.comms) > 0 {
+		parts = append(parts, "comm "+strings.Join(f.comms, ","))
+	}
+	return strings.Join(parts, " and ")
+}
+
 // prepare checks the flags, loads the trace and resolves the window: the
 // common start of every trace command.
 func (f *traceFlags) prepare(cmd *cobra.Command, path string, formats ...string) (*ingest.Loaded, metrics.Window, error) {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/policies"
@@ -20,46 +18,6 @@ import (
 )
 
 func init() { subcommands = append(subcommands, newReplayCmd) }
-
-// runFigures are the figures the fidelity table compares, for the whole
-// trace or one task.
-type runFigures struct {
-	CPUTimeNs          int64 `json:"cpu_time_ns"`
-	RunnableNs         int64 `json:"runnable_ns"`
-	WakeupLatencyN     int64 `json:"wakeup_latency_count"`
-	WakeupLatencyP50   int64 `json:"wakeup_latency_p50_ns"`
-	WakeupLatencyP90   int64 `json:"wakeup_latency_p90_ns"`
-	WakeupLatencyP99   int64 `json:"wakeup_latency_p99_ns"`
-	WakeupLatencyMax   int64 `json:"wakeup_latency_max_ns"`
-	Preemptions        int64 `json:"preemptions"`
-	Migrations         int64 `json:"migrations"`
-	ContextSwitches    int64 `json:"context_switches"`
-	IdleWithRunnableNs int64 `json:"idle_with_runnable_ns"`
-	// latencyHist is the wakeup latency histogram (power-of-two µs
-	// buckets), for the distance between the two distributions.
-	latencyHist metrics.Histogram
-}
-
-type taskFidelity struct {
-	PID      timeline.TID `json:"pid"`
-	Comm     string       `json:"comm"`
-	Recorded runFigures   `json:"recorded"`
-	Modeled  runFigures   `json:"modeled"`
-}
-
-type replayDoc struct {
-	Trace     traceJSON          `json:"trace"`
-	Policy    string             `json:"policy"`
-	Seed      uint64             `json:"seed"`
-	HZ        int                `json:"hz"`
-	Topology  string             `json:"topology"`
-	Recorded  runFigures         `json:"recorded"`
-	Modeled   runFigures         `json:"modeled"`
-	Fidelity  map[string]float64 `json:"fidelity"`
-	Tasks     []taskFidelity     `json:"tasks"`
-	Notes     []string           `json:"notes"`
-	SimEvents int                `json:"modeled_events"`
-}
 
 func newReplayCmd() *cobra.Command {
 	var (
@@ -82,11 +40,14 @@ func newReplayCmd() *cobra.Command {
 and what woke it), re-runs it as a deterministic discrete-event simulation on
 the recorded topology under a modeled policy (the mainline EEVDF model of a
 kernel version, with patch knobs and sched_feat switches), and prints the
-modeled run's figures beside the recorded ones with their ratio: how faithful
-the model is on this trace, before any patched run is trusted.`,
+modeled run's figures beside the recorded ones with their ratio, per class,
+comm and task, and a fidelity verdict: how far the model reproduces this
+trace, and so how far a what-if on it can be trusted. --pid and --comm
+restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`,
 		Example: `  schedlens replay trace.txt.zst
   schedlens replay --kernel 6.12 --patch resched-ineligible --feature NO_RUN_TO_PARITY trace.txt
-  schedlens replay --format json -o replayed.pftrace perf-script.txt.gz`,
+  schedlens replay --format json -o replayed.pftrace perf-script.txt.gz
+  schedlens replay --comm cyclictest trace.txt.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rule, err := replay.ParseWakeRule(wakers)
@@ -114,7 +75,7 @@ the model is on this trace, before any patched run is trusted.`,
 			if err != nil {
 				return usagef("policy %q: %v", desc, err)
 			}
-			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json")
+			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
 			if err != nil {
 				return err
 			}
@@ -146,38 +107,32 @@ the model is on this trace, before any patched run is trusted.`,
 				return err
 			}
 			sim := res.Timeline
-			doc := replayDoc{Trace: traceInfo(ld), Policy: res.Policy, Seed: seed, HZ: opts.HZ, Topology: topo.Source}
-			if doc.Policy == "" {
-				doc.Policy = desc
-			}
-			recAcc := metrics.Account(tl, win)
-			simWin := metrics.Window{Start: win.Start, End: win.End}
-			if sim.ValidStart > simWin.Start {
-				simWin.Start = sim.ValidStart
-			}
-			if sim.End < simWin.End {
-				simWin.End = sim.End
-			}
-			simAcc := metrics.Account(sim, simWin)
-			recAn, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: topo})
+			// Compare: the recording and the modeled run measured by the
+			// same code, the modeled one over its part of the window.
+			flt := f.filter()
+			rec, err := compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: flt})
 			if err != nil {
 				return err
 			}
-			simAn, err := metrics.Analyze(sim, metrics.Options{Window: simWin, Topology: topo})
+			simWin := metrics.Window{Start: max(win.Start, sim.ValidStart), End: min(win.End, sim.End)}
+			mod, err := compare.Measure(sim, compare.Options{Window: simWin, Topology: topo, Filter: flt})
 			if err != nil {
 				return err
 			}
-			doc.Recorded = overall(recAcc, recAn)
-			doc.Modeled = overall(simAcc, simAn)
-			doc.SimEvents = sim.Len()
-			doc.Fidelity = fidelity(doc.Recorded, doc.Modeled)
-			doc.Tasks = topTasks(tl, sim, recAcc, simAcc, recAn, simAn, top)
+			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: res.Policy, Seed: seed, HZ: opts.HZ, Topology: topo.Source,
+				Window: win, Comparison: compare.Compare(rec, mod, "recorded", "modeled"), ModeledEvents: sim.Len(),
+				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
+			rep.Trace.Format, rep.Trace.Compression, rep.Trace.Clock, rep.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
+			rep.Trace.SkippedRecords = ld.Meta.Skipped
+			if rep.Policy == "" {
+				rep.Policy = desc
+			}
 			for _, a := range w.Assumptions {
 				note := "assumed " + a.Name + ": " + a.Detail
 				if a.Tasks > 0 {
 					note += fmt.Sprintf(" (%d tasks)", a.Tasks)
 				}
-				doc.Notes = append(doc.Notes, note)
+				rep.Notes = append(rep.Notes, note)
 			}
 			if out != "" {
 				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel); err != nil {
@@ -185,14 +140,12 @@ the model is on this trace, before any patched run is trusted.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}
-			o := cmd.OutOrStdout()
-			if f.format == "json" {
-				return writeJSON(o, doc)
-			}
-			return replayText(o, ld.Path, win, doc, f.format == "markdown", commandLine(cmd, args))
+			// rep.Knobs stays empty: the policies package does not count
+			// what each knob changed yet.
+			return compare.WriteReplay(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
-	f.register(cmd, "text|markdown|json")
+	f.register(cmd, strings.Join(compare.Formats, "|"))
 	fl := cmd.Flags()
 	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description such as "6.12,+resched-ineligible,NO_RUN_TO_PARITY"`)
 	fl.StringVar(&kernel, "kernel", "6.18", "kernel version whose mainline model to run (6.6, 6.12, 6.18)")
@@ -202,7 +155,7 @@ the model is on this trace, before any patched run is trusted.`,
 	fl.Uint64Var(&seed, "seed", 1, "random seed: the same trace, policy and seed give the same replay")
 	fl.StringVar(&topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")
-	fl.IntVar(&top, "top", 10, "tasks in the per-task fidelity table")
+	fl.IntVar(&top, "top", 10, "rows in the per-comm and per-task tables")
 	fl.StringVar(&wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed) or "late-any" (the recorded one, or any once the sleep outlasts the recorded one)`)
 	return cmd
 }
@@ -213,173 +166,6 @@ func patchList() []string {
 		out = append(out, p.Name)
 	}
 	return out
-}
-
-func overall(acc *metrics.Accounting, an *metrics.Analysis) runFigures {
-	var f runFigures
-	for _, t := range acc.Tasks {
-		f.CPUTimeNs += t.RunNs
-		f.RunnableNs += t.RunnableNs
-		f.Preemptions += t.Preemptions
-		f.Migrations += t.Migrations
-	}
-	for _, c := range acc.CPUs {
-		f.ContextSwitches += c.Switches
-	}
-	if an.Latency != nil {
-		d := an.Latency.Wakeup.Overall
-		f.WakeupLatencyN, f.WakeupLatencyP50, f.WakeupLatencyP90, f.WakeupLatencyP99, f.WakeupLatencyMax = d.Count, d.P50Ns, d.P90Ns, d.P99Ns, d.MaxNs
-		f.latencyHist = d.Hist
-	}
-	if an.Idle != nil {
-		f.IdleWithRunnableNs = an.Idle.IdleWithRunnableNs
-	}
-	return f
-}
-
-func ratio(model, rec int64) float64 {
-	if rec == 0 {
-		if model == 0 {
-			return 1
-		}
-		return math.Inf(1)
-	}
-	return math.Round(float64(model)/float64(rec)*1000) / 1000
-}
-
-func fidelity(rec, mod runFigures) map[string]float64 {
-	m := map[string]float64{
-		"wakeup_latency_p50_ratio": ratio(mod.WakeupLatencyP50, rec.WakeupLatencyP50),
-		"wakeup_latency_p90_ratio": ratio(mod.WakeupLatencyP90, rec.WakeupLatencyP90),
-		"wakeup_latency_p99_ratio": ratio(mod.WakeupLatencyP99, rec.WakeupLatencyP99),
-		"wakeup_latency_max_ratio": ratio(mod.WakeupLatencyMax, rec.WakeupLatencyMax),
-		"runnable_ratio":           ratio(mod.RunnableNs, rec.RunnableNs),
-		"cpu_time_ratio":           ratio(mod.CPUTimeNs, rec.CPUTimeNs),
-		"migrations_ratio":         ratio(mod.Migrations, rec.Migrations),
-		"preemptions_ratio":        ratio(mod.Preemptions, rec.Preemptions),
-		"context_switches_ratio":   ratio(mod.ContextSwitches, rec.ContextSwitches),
-		"idle_with_runnable_ratio": ratio(mod.IdleWithRunnableNs, rec.IdleWithRunnableNs),
-	}
-	m["wakeup_latency_cdf_distance"] = math.Round(metrics.CDFDistance(rec.latencyHist, mod.latencyHist)*1000) / 1000
-	for k, v := range m {
-		if math.IsInf(v, 0) {
-			m[k] = -1 // JSON has no infinity: -1 means "recorded 0, modeled not"
-		}
-	}
-	return m
-}
-
-func topTasks(rtl, stl *timeline.Timeline, ra, sa *metrics.Accounting, ran, san *metrics.Analysis, n int) []taskFidelity {
-	type key struct {
-		pid  timeline.TID
-		comm string
-	}
-	sim := map[key]metrics.TaskTimes{}
-	for _, t := range sa.Tasks {
-		sim[key{t.PID, t.Comm}] = t
-	}
-	lat := func(an *metrics.Analysis, pid timeline.TID) (d metrics.Dist) {
-		if an.Latency == nil {
-			return
-		}
-		for _, g := range an.Latency.Wakeup.ByTask {
-			if g.PID == pid {
-				return g.Dist
-			}
-		}
-		return
-	}
-	rows := append([]metrics.TaskTimes(nil), ra.Tasks...)
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].RunnableNs+rows[i].RunNs > rows[j].RunnableNs+rows[j].RunNs })
-	var out []taskFidelity
-	for _, r := range rows {
-		if len(out) == n {
-			break
-		}
-		s, ok := sim[key{r.PID, r.Comm}]
-		if !ok {
-			continue
-		}
-		fig := func(t metrics.TaskTimes, d metrics.Dist) runFigures {
-			return runFigures{CPUTimeNs: t.RunNs, RunnableNs: t.RunnableNs, Preemptions: t.Preemptions, Migrations: t.Migrations,
-				ContextSwitches: t.SwitchesIn, WakeupLatencyN: d.Count, WakeupLatencyP50: d.P50Ns, WakeupLatencyP90: d.P90Ns,
-				WakeupLatencyP99: d.P99Ns, WakeupLatencyMax: d.MaxNs}
-		}
-		out = append(out, taskFidelity{PID: r.PID, Comm: r.Comm, Recorded: fig(r, lat(ran, r.PID)), Modeled: fig(s, lat(san, r.PID))})
-	}
-	return out
-}
-
-func replayText(w io.Writer, path string, win metrics.Window, d replayDoc, md bool, cmdline string) error {
-	fmt.Fprintf(w, "trace:    %s\npolicy:   %s (HZ %d, seed %d)\ntopology: %s\nwindow:   %s .. %s s\n\n",
-		path, d.Policy, d.HZ, d.Seed, d.Topology, win.Start.Seconds(), win.End.Seconds())
-	render := func(t *report.Table) error {
-		if md {
-			return t.Markdown(w)
-		}
-		return report.TextTable(w, t)
-	}
-	t := &report.Table{Header: []string{"figure", "recorded", "modeled", "model/rec"}, Left: []bool{true}}
-	r, m := d.Recorded, d.Modeled
-	row := func(name string, a, b int64, unit func(int64) string) {
-		t.Add(name, unit(a), unit(b), fmtRatio(ratio(b, a)))
-	}
-	us := func(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1e3) }
-	n := func(v int64) string { return fmt.Sprint(v) }
-	row("CPU time (ms)", r.CPUTimeNs, m.CPUTimeNs, ms1)
-	row("runnable time (ms)", r.RunnableNs, m.RunnableNs, ms1)
-	row("wakeups (samples)", r.WakeupLatencyN, m.WakeupLatencyN, n)
-	row("wakeup latency p50 (us)", r.WakeupLatencyP50, m.WakeupLatencyP50, us)
-	row("wakeup latency p90 (us)", r.WakeupLatencyP90, m.WakeupLatencyP90, us)
-	row("wakeup latency p99 (us)", r.WakeupLatencyP99, m.WakeupLatencyP99, us)
-	row("wakeup latency max (us)", r.WakeupLatencyMax, m.WakeupLatencyMax, us)
-	row("preemptions", r.Preemptions, m.Preemptions, n)
-	row("migrations", r.Migrations, m.Migrations, n)
-	row("context switches", r.ContextSwitches, m.ContextSwitches, n)
-	row("idle with runnable (ms)", r.IdleWithRunnableNs, m.IdleWithRunnableNs, ms1)
-	if err := render(t); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "wakeup latency CDF distance: %.3f (largest gap between the recorded and\n", d.Fidelity["wakeup_latency_cdf_distance"])
-	fmt.Fprintln(w, "modeled shares of wakeups under 2, 4, 8 ... us; 0 = the same distribution)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Fidelity of the model on this trace: the modeled run's figures beside the")
-	fmt.Fprintln(w, "recorded ones, measured by the same code, over the same window. CPU time is")
-	fmt.Fprintln(w, "conserved by construction unless tasks are cut by the end; latency and wait")
-	fmt.Fprintln(w, "show how close the modeled scheduler is to the real one.")
-	fmt.Fprintln(w)
-	tt := &report.Table{Header: []string{"pid", "comm", "cpu ms", "model", "wait ms", "model", "p50 us", "model"}, Left: []bool{false, true}}
-	for _, x := range d.Tasks {
-		comm := x.Comm
-		if len(comm) > 12 && !md {
-			comm = comm[:12]
-		}
-		tt.Add(fmt.Sprint(x.PID), comm, ms1(x.Recorded.CPUTimeNs), ms1(x.Modeled.CPUTimeNs), ms1(x.Recorded.RunnableNs),
-			ms1(x.Modeled.RunnableNs), us(x.Recorded.WakeupLatencyP50), us(x.Modeled.WakeupLatencyP50))
-	}
-	if len(d.Tasks) > 0 {
-		fmt.Fprintln(w, "Top tasks (recorded, then modeled):")
-		if err := render(tt); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
-	}
-	for _, note := range d.Notes {
-		if md {
-			fmt.Fprintf(w, "note: %s\n", note)
-			continue
-		}
-		fmt.Fprintln(w, wrapText("note: ", note, 80))
-	}
-	fmt.Fprintf(w, "command: %s\nschedlens %s\n", wrapCommand(cmdline, 71), Version)
-	return nil
-}
-
-func fmtRatio(r float64) string {
-	if math.IsInf(r, 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", r)
 }
 
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can

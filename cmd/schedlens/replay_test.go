@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedlens/schedlens/compare"
 )
 
 func TestReplayJSONAndOutput(t *testing.T) {
@@ -16,18 +18,24 @@ func TestReplayJSONAndOutput(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var doc struct {
-		Policy   string             `json:"policy"`
-		Fidelity map[string]float64 `json:"fidelity"`
-		Recorded runFigures         `json:"recorded"`
-		Modeled  runFigures         `json:"modeled"`
+		Policy   string              `json:"policy"`
+		Fidelity map[string]any      `json:"fidelity"`
+		Recorded compare.FiguresJSON `json:"recorded"`
+		Modeled  compare.FiguresJSON `json:"modeled"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"wakeup_latency_p50_ratio", "wakeup_latency_p99_ratio", "runnable_ratio", "cpu_time_ratio", "migrations_ratio"} {
-		if _, ok := doc.Fidelity[k]; !ok {
-			t.Errorf("fidelity.%s missing", k)
+		if _, ok := doc.Fidelity[k].(float64); !ok {
+			t.Errorf("fidelity.%s missing or not a number: %v", k, doc.Fidelity[k])
 		}
+	}
+	if v, _ := doc.Fidelity["verdict"].(string); v != compare.Faithful && v != compare.PartlyFaithful && v != compare.NotFaithful {
+		t.Errorf("fidelity.verdict = %v", doc.Fidelity["verdict"])
+	}
+	if cs, _ := doc.Fidelity["criteria"].([]any); len(cs) != 6 {
+		t.Errorf("fidelity.criteria = %v, want 6 criteria", doc.Fidelity["criteria"])
 	}
 	if doc.Modeled.CPUTimeNs == 0 || doc.Recorded.CPUTimeNs == 0 {
 		t.Errorf("no CPU time: %+v / %+v", doc.Recorded, doc.Modeled)
@@ -54,5 +62,54 @@ func TestReplayBadPolicy(t *testing.T) {
 	_, stderr, code := execute(t, "replay", "--kernel", "2.6", fx+"ftrace-pipe-lost/trace.txt.gz")
 	if code != 2 || !strings.Contains(stderr, "policy") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestReplayRestricted: --comm restricts the figures, the task table and
+// the verdict to those tasks, and the output says so.
+func TestReplayRestricted(t *testing.T) {
+	trace := fx + "ftrace-pipe-lost/trace.txt.gz"
+	all, stderr, code := execute(t, "replay", "--format", "json", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	one, stderr, code := execute(t, "replay", "--format", "json", "--comm", "hackbench", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type doc struct {
+		Filter   string              `json:"filter"`
+		Recorded compare.FiguresJSON `json:"recorded"`
+		Fidelity struct {
+			Scope string `json:"scope"`
+		} `json:"fidelity"`
+		Tasks []struct {
+			Comm string `json:"comm"`
+		} `json:"tasks"`
+	}
+	var a, b doc
+	if err := json.Unmarshal([]byte(all), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(one), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Filter != "comm hackbench" || b.Fidelity.Scope != "restricted" || a.Filter != "" || a.Fidelity.Scope != "overall" {
+		t.Errorf("filter %q scope %q; unrestricted %q %q", b.Filter, b.Fidelity.Scope, a.Filter, a.Fidelity.Scope)
+	}
+	if b.Recorded.RunNs == 0 || b.Recorded.RunNs >= a.Recorded.RunNs {
+		t.Errorf("restricted run_ns %d, all %d", b.Recorded.RunNs, a.Recorded.RunNs)
+	}
+	if len(b.Tasks) == 0 {
+		t.Errorf("no tasks in the restricted table")
+	}
+	for _, tk := range b.Tasks {
+		if tk.Comm != "hackbench" {
+			t.Errorf("task %q in a table restricted to hackbench", tk.Comm)
+		}
+	}
+	text, _, _ := execute(t, "replay", "--comm", "hackbench", trace)
+	if !strings.Contains(text, "restricted to comm hackbench") || !strings.Contains(text, "over the selected tasks only") {
+		t.Errorf("the text does not say it is restricted:\n%s", text)
 	}
 }

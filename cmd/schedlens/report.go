@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -192,22 +191,6 @@ func (f *analysisFlags) resolveTopology(ld *ingest.Loaded, embedded bool) (*topo
 		tracePath = ""
 	}
 	return topology.Resolve(ld.Meta.Topology, tracePath, f.topology, ncpu)
-}
-
-// filterText describes --pid/--comm for the report.
-func (f *analysisFlags) filterText() string {
-	var parts []string
-	if len(f.pids) > 0 {
-		var ps []string
-		for _, p := range f.pids {
-			ps = append(ps, strconv.Itoa(p))
-		}
-		parts = append(parts, "pid "+strings.Join(ps, ","))
-	}
-	if len(f.comms) > 0 {
-		parts = append(parts, "comm "+strings.Join(f.comms, ","))
-	}
-	return strings.Join(parts, " and ")
 }
 
 func newReportCmd() *cobra.Command {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/replay"
@@ -16,8 +17,8 @@ import (
 func init() { subcommands = append(subcommands, newScenarioCmd) }
 
 type scenarioRun struct {
-	Policy  string     `json:"policy"`
-	Figures runFigures `json:"figures"`
+	Policy  string              `json:"policy"`
+	Figures compare.FiguresJSON `json:"figures"`
 	// ByComm is the wakeup latency of each task name.
 	ByComm map[string]metrics.Dist `json:"wakeup_latency_by_comm"`
 	// PreemptByComm is the preemption wait (including tasks woken while
@@ -101,7 +102,8 @@ side by side, measured by the same code as a recorded trace.`,
 				if err != nil {
 					return err
 				}
-				run := scenarioRun{Policy: desc, Figures: overall(metrics.Account(tl, win), an), ByComm: map[string]metrics.Dist{}, PreemptByComm: map[string]metrics.Dist{}}
+				side := compare.FromMetrics(tl, metrics.Account(tl, win), an, metrics.Filter{})
+				run := scenarioRun{Policy: desc, Figures: compare.NewFiguresJSON(&side.Overall), ByComm: map[string]metrics.Dist{}, PreemptByComm: map[string]metrics.Dist{}}
 				for _, g := range an.Latency.Wakeup.ByComm {
 					run.ByComm[g.Key] = g.Dist
 				}
@@ -138,7 +140,7 @@ side by side, measured by the same code as a recorded trace.`,
 				hdr = append(hdr, fmt.Sprintf("run %d", i+1))
 			}
 			t := &report.Table{Header: hdr, Left: []bool{true}}
-			add := func(name string, get func(f runFigures) string) {
+			add := func(name string, get func(f compare.FiguresJSON) string) {
 				row := []string{name}
 				for _, r := range runs {
 					row = append(row, get(r.Figures))
@@ -146,14 +148,14 @@ side by side, measured by the same code as a recorded trace.`,
 				t.Add(row...)
 			}
 			us := func(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1e3) }
-			add("CPU time (ms)", func(f runFigures) string { return ms1(f.CPUTimeNs) })
-			add("runnable time (ms)", func(f runFigures) string { return ms1(f.RunnableNs) })
-			add("wakeups", func(f runFigures) string { return fmt.Sprint(f.WakeupLatencyN) })
-			add("wakeup latency p50 (us)", func(f runFigures) string { return us(f.WakeupLatencyP50) })
-			add("wakeup latency p99 (us)", func(f runFigures) string { return us(f.WakeupLatencyP99) })
-			add("wakeup latency max (us)", func(f runFigures) string { return us(f.WakeupLatencyMax) })
-			add("preemptions", func(f runFigures) string { return fmt.Sprint(f.Preemptions) })
-			add("migrations", func(f runFigures) string { return fmt.Sprint(f.Migrations) })
+			add("CPU time (ms)", func(f compare.FiguresJSON) string { return ms1(f.CPUTimeNs) })
+			add("runnable time (ms)", func(f compare.FiguresJSON) string { return ms1(f.RunnableNs) })
+			add("wakeups", func(f compare.FiguresJSON) string { return fmt.Sprint(f.WakeupLatencyN) })
+			add("wakeup latency p50 (us)", func(f compare.FiguresJSON) string { return us(f.WakeupLatencyP50) })
+			add("wakeup latency p99 (us)", func(f compare.FiguresJSON) string { return us(f.WakeupLatencyP99) })
+			add("wakeup latency max (us)", func(f compare.FiguresJSON) string { return us(f.WakeupLatencyMax) })
+			add("preemptions", func(f compare.FiguresJSON) string { return fmt.Sprint(f.Preemptions) })
+			add("migrations", func(f compare.FiguresJSON) string { return fmt.Sprint(f.Migrations) })
 			if format == "markdown" {
 				err = t.Markdown(out)
 			} else {

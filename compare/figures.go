@@ -1,0 +1,331 @@
+package compare
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// Metric names: the keys of cells and of the JSON figures. Times are
+// nanoseconds on the run's clock.
+const (
+	RunNs              = "run_ns"                 // time on CPU
+	RunnableNs         = "runnable_ns"            // wakeup latency + preemption wait
+	WakeupCount        = "wakeup_latency_count"   // complete wakeup-latency samples
+	WakeupP50Ns        = "wakeup_latency_p50_ns"  // nearest-rank percentiles of them
+	WakeupP90Ns        = "wakeup_latency_p90_ns"  //
+	WakeupP99Ns        = "wakeup_latency_p99_ns"  //
+	WakeupMaxNs        = "wakeup_latency_max_ns"  //
+	WakeupMeanNs       = "wakeup_latency_mean_ns" //
+	Preemptions        = "preemptions"            // switch-outs in R/R+
+	Migrations         = "migrations"             // sched_migrate_task
+	ContextSwitches    = "context_switches"       // see Figures.ContextSwitches
+	IdleWithRunnableNs = "idle_with_runnable_ns"  // idle CPU while an allowed task waited
+	CompletionNs       = "completion_ns"          // window start to the scope's last run end
+)
+
+// Metrics lists the metric names in table order.
+var Metrics = []string{RunNs, RunnableNs, WakeupCount, WakeupP50Ns, WakeupP90Ns, WakeupP99Ns, WakeupMaxNs, WakeupMeanNs,
+	Preemptions, Migrations, ContextSwitches, IdleWithRunnableNs, CompletionNs}
+
+// Scope names: the whole window, one comm, one scheduling class.
+const Overall = "overall"
+
+// CommScope names the scope of the tasks whose latest comm is name. Tasks
+// are matched by comm, not pid, because pids differ between runs.
+func CommScope(name string) string { return "comm:" + name }
+
+// ClassScope names the scope of a scheduling class as metrics.PrioClass
+// names it ("nice 0", "rt 50").
+func ClassScope(name string) string { return "class:" + name }
+
+// Figures is the metric set of one scope of one run.
+type Figures struct {
+	RunNs      int64
+	RunnableNs int64
+	// Wakeup is the distribution of the complete wakeup-latency samples
+	// (wakeups and wakeups of new tasks; censored ones left out), with its
+	// histogram for the CDF distance.
+	Wakeup      metrics.Dist
+	Preemptions int64
+	Migrations  int64
+	// ContextSwitches: for the unrestricted overall scope, every
+	// sched_switch in the window (switches to and from idle included);
+	// for any other scope, the switches into its tasks.
+	ContextSwitches int64
+	// IdleWithRunnableNs: the counted idle-with-runnable windows; a scope
+	// gets the windows whose waiting task (the one metrics shows for the
+	// window) is one of its tasks.
+	IdleWithRunnableNs int64
+	// CompletionNs: from the window start to the end of the scope's last
+	// run in the window; the whole window when one of its tasks is still
+	// running or runnable at the window end; 0 when none ran.
+	CompletionNs int64
+}
+
+// Value returns the figure of a metric name.
+func (f *Figures) Value(metric string) (int64, bool) {
+	switch metric {
+	case RunNs:
+		return f.RunNs, true
+	case RunnableNs:
+		return f.RunnableNs, true
+	case WakeupCount:
+		return f.Wakeup.Count, true
+	case WakeupP50Ns:
+		return f.Wakeup.P50Ns, true
+	case WakeupP90Ns:
+		return f.Wakeup.P90Ns, true
+	case WakeupP99Ns:
+		return f.Wakeup.P99Ns, true
+	case WakeupMaxNs:
+		return f.Wakeup.MaxNs, true
+	case WakeupMeanNs:
+		return f.Wakeup.MeanNs, true
+	case Preemptions:
+		return f.Preemptions, true
+	case Migrations:
+		return f.Migrations, true
+	case ContextSwitches:
+		return f.ContextSwitches, true
+	case IdleWithRunnableNs:
+		return f.IdleWithRunnableNs, true
+	case CompletionNs:
+		return f.CompletionNs, true
+	}
+	return 0, false
+}
+
+// ScopeFigures is the figures of one comm or class.
+type ScopeFigures struct {
+	Scope string
+	Figures
+}
+
+// TaskFigures is the figures of one task instance.
+type TaskFigures struct {
+	PID  timeline.TID
+	Comm string // its latest comm
+	Figures
+}
+
+// Side is one run measured: the whole window (or the selected tasks), per
+// class, per comm and per task.
+type Side struct {
+	Window metrics.Window
+	// Restricted: a filter selected the tasks; Overall then sums them
+	// only.
+	Restricted bool
+	Overall    Figures
+	// Classes and Comms are sorted by run + runnable time, then name.
+	Classes []ScopeFigures
+	Comms   []ScopeFigures
+	// Tasks are sorted by run + runnable time, then pid.
+	Tasks []TaskFigures
+	// Notes are the analysis's assumptions (metrics.Analysis.Notes).
+	Notes []string
+}
+
+// Scope returns the figures of a scope name, or nil.
+func (s *Side) Scope(name string) *Figures {
+	if name == Overall {
+		return &s.Overall
+	}
+	list := s.Comms
+	if strings.HasPrefix(name, "class:") {
+		list = s.Classes
+	}
+	for i := range list {
+		if list[i].Scope == name {
+			return &list[i].Figures
+		}
+	}
+	return nil
+}
+
+// Options configure Measure.
+type Options struct {
+	// Window clips every figure; the zero Window means the valid window.
+	Window metrics.Window
+	// Topology of the machine (nil: the timeline's own, else identical
+	// CPUs, as metrics.Analyze decides).
+	Topology *topology.Topology
+	// Filter restricts every figure to the tasks it selects (the CPUs
+	// still ran every task).
+	Filter metrics.Filter
+}
+
+// Measure computes the figures of tl over the window: per-task times and
+// counts from metrics.Account, wakeup latency and idle-with-runnable from
+// metrics.Analyze, completion from the task state machine (timeline.Walk).
+func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
+	win := o.Window
+	if win == (metrics.Window{}) {
+		win = metrics.DefaultWindow(tl)
+	}
+	acc := metrics.Account(tl, win)
+	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter})
+	if err != nil {
+		return nil, err
+	}
+	return FromMetrics(tl, acc, an, o.Filter), nil
+}
+
+// FromMetrics builds a Side from the accounting and the analysis of tl
+// over one window, for a caller that has them already; an must have been
+// made with flt as its filter.
+func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Analysis, flt metrics.Filter) *Side {
+	win := an.Window
+	restricted := len(flt.PIDs) > 0 || len(flt.Comms) > 0
+	s := &Side{Window: win, Restricted: restricted, Notes: an.Notes}
+
+	// The selected tasks the accounting saw in the window, with their
+	// scopes (index into comms and classes) and rows; nothing else can
+	// have samples, idle-with-runnable windows or runs in the window.
+	n := len(tl.Tasks)
+	commOf, classOf, taskAt := make([]int32, n), make([]int32, n), make([]int32, n)
+	for i := range n {
+		commOf[i], classOf[i], taskAt[i] = -1, -1, -1
+	}
+	var comms, classes []ScopeFigures
+	scope := func(list *[]ScopeFigures, idx map[string]int32, name string) int32 {
+		i, ok := idx[name]
+		if !ok {
+			i = int32(len(*list))
+			idx[name] = i
+			*list = append(*list, ScopeFigures{Scope: name})
+		}
+		return i
+	}
+	commIdx, classIdx := map[string]int32{}, map[string]int32{}
+	for _, t := range acc.Tasks {
+		if !flt.Match(tl, t.ID) {
+			continue
+		}
+		commOf[t.ID] = scope(&comms, commIdx, CommScope(t.Comm))
+		classOf[t.ID] = scope(&classes, classIdx, ClassScope(metrics.PrioClass(tl.Tasks[t.ID].Prio)))
+		f := Figures{RunNs: t.RunNs, RunnableNs: t.RunnableNs, Preemptions: t.Preemptions, Migrations: t.Migrations, ContextSwitches: t.SwitchesIn}
+		taskAt[t.ID] = int32(len(s.Tasks))
+		s.Tasks = append(s.Tasks, TaskFigures{PID: t.PID, Comm: t.Comm, Figures: f})
+		for _, g := range []*Figures{&s.Overall, &comms[commOf[t.ID]].Figures, &classes[classOf[t.ID]].Figures} {
+			g.RunNs += f.RunNs
+			g.RunnableNs += f.RunnableNs
+			g.Preemptions += f.Preemptions
+			g.Migrations += f.Migrations
+			g.ContextSwitches += f.ContextSwitches
+		}
+	}
+	sel := func(id timeline.TaskID) bool { return id != timeline.NoTask && taskAt[id] >= 0 }
+	if !restricted {
+		s.Overall.ContextSwitches = 0
+		for _, c := range acc.CPUs {
+			s.Overall.ContextSwitches += c.Switches
+		}
+	}
+	// Wakeup latency: the overall distribution is metrics'; the scopes'
+	// come from the same complete samples, grouped by task.
+	if l := an.Latency; l != nil {
+		s.Overall.Wakeup = l.Wakeup.Overall
+		byTask := map[timeline.TaskID][]int64{}
+		for i := range l.Samples {
+			sm := &l.Samples[i]
+			if sm.Kind == metrics.SamplePreempt || sm.Censored != metrics.CensoredNone || !sel(sm.Task) {
+				continue
+			}
+			byTask[sm.Task] = append(byTask[sm.Task], sm.DurNs)
+		}
+		commDurs := make([][]int64, len(comms))
+		classDurs := make([][]int64, len(classes))
+		for id, d := range byTask {
+			commDurs[commOf[id]] = append(commDurs[commOf[id]], d...)
+			classDurs[classOf[id]] = append(classDurs[classOf[id]], d...)
+			s.Tasks[taskAt[id]].Wakeup = dist(d)
+		}
+		for i, d := range commDurs {
+			comms[i].Wakeup = dist(d)
+		}
+		for i, d := range classDurs {
+			classes[i].Wakeup = dist(d)
+		}
+	}
+	if id := an.Idle; id != nil {
+		s.Overall.IdleWithRunnableNs = id.IdleWithRunnableNs
+		for _, w := range id.Windows {
+			if !sel(w.Task) {
+				continue
+			}
+			comms[commOf[w.Task]].IdleWithRunnableNs += w.DurNs
+			classes[classOf[w.Task]].IdleWithRunnableNs += w.DurNs
+			s.Tasks[taskAt[w.Task]].IdleWithRunnableNs += w.DurNs
+		}
+	}
+	// Completion: the end of each task's last run in the window.
+	last := completions(tl, win, sel)
+	for id, t := range last {
+		if t == timeline.NoTime || !sel(timeline.TaskID(id)) {
+			continue
+		}
+		d := int64(t - win.Start)
+		s.Overall.CompletionNs = max(s.Overall.CompletionNs, d)
+		comms[commOf[id]].CompletionNs = max(comms[commOf[id]].CompletionNs, d)
+		classes[classOf[id]].CompletionNs = max(classes[classOf[id]].CompletionNs, d)
+		s.Tasks[taskAt[id]].CompletionNs = d
+	}
+	s.Comms, s.Classes = sortScopes(comms), sortScopes(classes)
+	slices.SortStableFunc(s.Tasks, func(a, b TaskFigures) int {
+		if c := cmp.Compare(b.RunNs+b.RunnableNs, a.RunNs+a.RunnableNs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.PID, b.PID)
+	})
+	return s
+}
+
+// dist summarises durations in any order.
+func dist(d []int64) metrics.Dist {
+	if len(d) == 0 {
+		return metrics.Dist{}
+	}
+	slices.Sort(d)
+	return metrics.NewDist(d)
+}
+
+// completions returns, per selected task, where its last run in the window
+// ended (the window end if it was running or runnable there), NoTime if it
+// did not run in the window.
+func completions(tl *timeline.Timeline, win metrics.Window, sel func(timeline.TaskID) bool) []timeline.Time {
+	last := make([]timeline.Time, len(tl.Tasks))
+	for i := range last {
+		last[i] = timeline.NoTime
+	}
+	tl.Walk(func(sp *timeline.Span) {
+		if !sel(sp.Task) || sp.Start >= win.End {
+			return
+		}
+		switch sp.State {
+		case timeline.SpanRunning:
+			if sp.End > win.Start {
+				last[sp.Task] = max(last[sp.Task], min(sp.End, win.End))
+			}
+		case timeline.SpanWoken, timeline.SpanPreempted:
+			if sp.End >= win.End && sp.Start < win.End {
+				last[sp.Task] = win.End // not done when the window ends
+			}
+		}
+	})
+	return last
+}
+
+func sortScopes(s []ScopeFigures) []ScopeFigures {
+	slices.SortStableFunc(s, func(a, b ScopeFigures) int {
+		if c := cmp.Compare(b.RunNs+b.RunnableNs, a.RunNs+a.RunnableNs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Scope, b.Scope)
+	})
+	return s
+}
