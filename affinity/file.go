@@ -83,12 +83,12 @@ func ParseRules(r io.Reader, name string) ([]Rule, error) {
 		}
 		rl.CPUs = topology.NewCPUSet(cpus...)
 		if len(rest) > 1 {
-			if rl.From, err = ParseSeconds(rest[1]); err != nil {
+			if rl.From, err = timeline.ParseSeconds(rest[1]); err != nil {
 				return nil, bad("FROM_S: %v", err)
 			}
 		}
 		if len(rest) > 2 {
-			if rl.To, err = ParseSeconds(rest[2]); err != nil {
+			if rl.To, err = timeline.ParseSeconds(rest[2]); err != nil {
 				return nil, bad("TO_S: %v", err)
 			}
 			if rl.To <= rl.From {
@@ -116,36 +116,4 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// ParseSeconds parses seconds as a trace prints them ("576.223558") into
-// nanoseconds exactly, without float rounding. At most 9 decimals.
-func ParseSeconds(s string) (timeline.Time, error) {
-	s = strings.TrimSpace(s)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	ip, fp, _ := strings.Cut(s, ".")
-	if ip == "" {
-		ip = "0"
-	}
-	sec, err := strconv.ParseInt(ip, 10, 64)
-	if err != nil || len(fp) > 9 || sec > 9_000_000_000 || (ip == "0" && fp == "" && s != "0") {
-		return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
-	}
-	ns := int64(0)
-	if fp != "" {
-		v, err := strconv.ParseInt(fp, 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
-		}
-		for i := len(fp); i < 9; i++ {
-			v *= 10
-		}
-		ns = v
-	}
-	t := sec*1e9 + ns
-	if neg {
-		t = -t
-	}
-	return timeline.Time(t), nil
 }

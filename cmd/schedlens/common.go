@@ -46,37 +46,8 @@ func (f *traceFlags) checkFormat(allowed ...string) error {
 	return usagef("--format %q: want one of %s", f.format, strings.Join(allowed, ", "))
 }
 
-// parseSeconds parses "576.223558" into nanoseconds exactly (no float
-// rounding). Integers without a dot are taken as seconds.
-func parseSeconds(s string) (timeline.Time, error) {
-	s = strings.TrimSpace(s)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	ip, fp, _ := strings.Cut(s, ".")
-	if ip == "" {
-		ip = "0"
-	}
-	sec, err := strconv.ParseInt(ip, 10, 64)
-	if err != nil || len(fp) > 9 {
-		return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
-	}
-	ns := int64(0)
-	if fp != "" {
-		v, err := strconv.ParseInt(fp, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
-		}
-		for i := len(fp); i < 9; i++ {
-			v *= 10
-		}
-		ns = v
-	}
-	t := sec*1e9 + ns
-	if neg {
-		t = -t
-	}
-	return timeline.Time(t), nil
-}
+// parseSeconds parses seconds as a trace prints them (timeline.ParseSeconds).
+func parseSeconds(s string) (timeline.Time, error) { return timeline.ParseSeconds(s) }
 
 // window resolves the window flags against a loaded timeline.
 func (f *traceFlags) window(tl *timeline.Timeline) (metrics.Window, error) {
