@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -37,6 +38,20 @@ import (
 // timeline's own topology is used, else every CPU is taken as capacity 1024.
 // What the trace cannot say is listed in Workload.Assumptions.
 func Extract(tl *timeline.Timeline, topo *topology.Topology) (*Workload, error) {
+	return ExtractWith(tl, topo, ExtractOptions{})
+}
+
+// ExtractOptions carries what the recording machine imposed that the
+// timeline itself does not hold.
+type ExtractOptions struct {
+	// Affinity gives each task's allowed CPUs over time (affinity.Build);
+	// nil: per-CPU kernel threads are pinned by name, every other task is
+	// free.
+	Affinity *affinity.Map
+}
+
+// ExtractWith is Extract with what the recording machine imposed.
+func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOptions) (*Workload, error) {
 	if tl == nil || tl.Len() == 0 {
 		return nil, fmt.Errorf("replay: extract: empty timeline")
 	}
