@@ -65,8 +65,11 @@ type Map struct {
 	tasks [][]Change // by timeline.TaskID
 	// Inferences lists the tasks Infer took as pinned, with the evidence.
 	Inferences []Inference `json:"inferences,omitempty"`
-	// Notes say what the map rests on, for reports.
+	// Notes say what the map rests on, for reports (the per-CPU kernel
+	// threads are only counted, in Kthreads).
 	Notes []string `json:"notes,omitempty"`
+	// Kthreads counts the per-CPU kernel threads bound by name.
+	Kthreads int `json:"kthreads"`
 }
 
 // NewMap returns an empty map (every task free) for a timeline of n task

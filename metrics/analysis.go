@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -19,8 +20,10 @@ type Options struct {
 	// Topology of the traced machine; nil means tl.Topology, and when that
 	// is nil too, tl.NCPU identical CPUs (noted in Analysis.Notes).
 	Topology *topology.Topology
-	// Affinity lists allowed CPUs per pid (--affinity FILE).
-	Affinity Affinity
+	// Affinity gives each task's allowed CPUs over time (affinity.Build);
+	// nil: per-CPU kernel threads are bound by name, every other task is
+	// free.
+	Affinity *affinity.Map
 	// MinWindow: idle-with-runnable windows shorter than this many ns are
 	// not counted, in the idle metric nor in misplaced (a). 0 counts all.
 	MinWindow int64
@@ -63,6 +66,7 @@ type runSeg struct {
 	task       timeline.TaskID
 	cpu        int32
 	flags      uint8
+	mask       uint16 // index in collector.maskTab of the task's allowed CPUs at start
 }
 
 // runFit is the misfit state of a runSeg, kept (in collector.fit, by the
@@ -96,6 +100,7 @@ type waitSeg struct {
 	sample     int32 // index in samples
 	inferred   bool  // q taken from where the task later ran, not from an event
 	flags      uint8
+	mask       uint16 // index in collector.maskTab of the task's allowed CPUs at start
 }
 
 const maxTime = timeline.Time(math.MaxInt64)
@@ -151,8 +156,10 @@ type collector struct {
 	maxCap  int
 	asym    bool
 	match   []bool
-	masks   []cpuMask // per task: allowed CPUs, nil = free
-	affSrc  []AffinitySource
+	aff     *affinity.Map
+	maskTab []cpuMask         // allowed-CPU sets, [0] = nil = free; segments index it
+	maskIdx map[string]uint16 // maskTab by the set's text
+	affSrc  []affinity.Source // per task: where its allowed CPUs come from
 	place   placements
 	placeAt []int32 // per task: first placement event not yet passed
 	ut      *utilTracker
@@ -208,6 +215,7 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	a.Misplaced = c.misplaced(sw)
 	a.Latency = <-done
 	a.strips = func() [][]StripBin { return c.buildStrips(sw.windows, sw.periods) }
+	a.Notes = append(a.Notes, c.aff.Notes...)
 	if n := a.Idle.PossiblyPinnedTasks; n > 0 {
 		a.Notes = append(a.Notes, fmt.Sprintf("%d tasks ran on a single CPU across many waits while another CPU was idle: they may be pinned (pass --affinity FILE)", n))
 	}
@@ -216,8 +224,8 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 
 func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
 	n := len(tl.Tasks)
-	c := &collector{tl: tl, win: win, topo: topo, match: make([]bool, n), masks: make([]cpuMask, n),
-		affSrc: make([]AffinitySource, n), lastRun: make([]int32, n), ranOn: make([]int32, n), peak: make([]float64, n)}
+	c := &collector{tl: tl, win: win, topo: topo, match: make([]bool, n),
+		affSrc: make([]affinity.Source, n), maskTab: []cpuMask{nil}, maskIdx: map[string]uint16{}, lastRun: make([]int32, n), ranOn: make([]int32, n), peak: make([]float64, n)}
 	c.caps = make([]int, topo.NCPU())
 	for i, cpu := range topo.CPUs {
 		c.caps[i] = cpu.Capacity
@@ -234,19 +242,13 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 			continue
 		}
 		c.match[id] = opts.Filter.Match(tl, timeline.TaskID(id))
-		if cpus, ok := opts.Affinity[tk.PID]; ok {
-			m := newMask(ncpu)
-			for _, x := range cpus {
-				m.set(x)
-			}
-			c.masks[id], c.affSrc[id] = m, AffinityFile
-			continue
-		}
-		if cpu, ok := pinnedByName(tl, tk); ok && cpu < ncpu {
-			m := newMask(ncpu)
-			m.set(cpu)
-			c.masks[id], c.affSrc[id] = m, AffinityKthread
-		}
+	}
+	c.aff = opts.Affinity
+	if c.aff == nil || c.aff.Len() != n {
+		c.aff, _ = affinity.Build(tl, affinity.BuildOptions{NoInfer: true})
+	}
+	for id := range tl.Tasks {
+		c.affSrc[id] = c.aff.Source(timeline.TaskID(id))
 	}
 	c.names, c.named = make([]string, tl.Strings.Len()), make([]bool, tl.Strings.Len())
 	c.place = indexPlacements(tl)
@@ -293,21 +295,27 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	return c
 }
 
-// pinnedByName reports the CPU a kernel thread is bound to, from any name
-// the task had.
-func pinnedByName(tl *timeline.Timeline, tk *timeline.Task) (int, bool) {
-	if tk.TGID > 0 && tk.TGID != int32(tk.PID) {
-		return 0, false // a thread of a user process
+// maskAt returns the maskTab index of task id's allowed CPUs at t.
+func (c *collector) maskAt(id timeline.TaskID, t timeline.Time) uint16 {
+	cpus, _ := c.aff.At(id, t)
+	if cpus.Empty() {
+		return 0
 	}
-	if cpu, ok := PinnedCPU(tl.Strings.Get(tk.Comm)); ok {
-		return cpu, true
+	key := cpus.String()
+	if k, ok := c.maskIdx[key]; ok {
+		return k
 	}
-	for _, ch := range tk.Comms {
-		if cpu, ok := PinnedCPU(tl.Strings.Get(ch.Comm)); ok {
-			return cpu, true
-		}
+	if len(c.maskTab) > math.MaxUint16 {
+		return 0 // more distinct sets than a segment can name: taken as free
 	}
-	return 0, false
+	m := newMask(c.topo.NCPU())
+	for _, x := range cpus.CPUs() {
+		m.set(x)
+	}
+	k := uint16(len(c.maskTab))
+	c.maskTab = append(c.maskTab, m)
+	c.maskIdx[key] = k
+	return k
 }
 
 // abut records a new segment of cpu starting at st; when the CPU's previous
@@ -417,7 +425,7 @@ func (c *collector) span(s *timeline.Span) {
 				onset = st + timeline.Time(d)
 			}
 		}
-		c.runs = append(c.runs, runSeg{start: st, end: en, task: s.Task, cpu: int32(s.CPU), flags: f})
+		c.runs = append(c.runs, runSeg{start: st, end: en, task: s.Task, cpu: int32(s.CPU), flags: f, mask: c.maskAt(s.Task, st)})
 		if c.asym {
 			c.fit = append(c.fit, runFit{u0: u, onset: onset})
 		}
@@ -525,7 +533,7 @@ func (c *collector) waitSegs(s *timeline.Span, sample int32) {
 		if q >= 0 && to > from {
 			st, en, f := c.clip(from, to, s.Open() && to == s.End)
 			if en > st {
-				c.waits = append(c.waits, waitSeg{start: st, end: en, task: s.Task, q: q, sample: sample, inferred: inferred, flags: f})
+				c.waits = append(c.waits, waitSeg{start: st, end: en, task: s.Task, q: q, sample: sample, inferred: inferred, flags: f, mask: c.maskAt(s.Task, st)})
 			}
 		}
 		from = to

@@ -1,55 +1,14 @@
 package metrics
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
-
-// FuzzParseAffinity: the parser never panics, accepts only pids above 0
-// with non-empty ascending CPU lists, and what it accepts reads back the
-// same from its canonical form.
-func FuzzParseAffinity(f *testing.F) {
-	f.Add([]byte("# pid cpus\n1234 0-3\n1235: 4,6\n"))
-	f.Add([]byte("pid 1236's current affinity list: 0-1\n"))
-	f.Add([]byte("7=0-63,128\n\n"))
-	f.Add([]byte("12 3-1\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		aff, err := ParseAffinity(bytes.NewReader(data), "fuzz")
-		if err != nil {
-			if aff != nil {
-				t.Fatalf("error %v with a result", err)
-			}
-			return
-		}
-		var b strings.Builder
-		for pid, cpus := range aff {
-			if pid <= 0 || len(cpus) == 0 || !slices.IsSorted(cpus) {
-				t.Fatalf("pid %d cpus %v accepted", pid, cpus)
-			}
-			fmt.Fprintf(&b, "%d %s\n", pid, topology.FormatCPUList(cpus))
-		}
-		again, err := ParseAffinity(strings.NewReader(b.String()), "again")
-		if err != nil {
-			t.Fatalf("canonical form %q: %v", b.String(), err)
-		}
-		if len(again) != len(aff) {
-			t.Fatalf("read back %d tasks, want %d", len(again), len(aff))
-		}
-		for pid, cpus := range aff {
-			if !slices.Equal(again[pid], cpus) {
-				t.Fatalf("pid %d: read back %v, want %v", pid, again[pid], cpus)
-			}
-		}
-	})
-}
 
 // fuzzEvents decodes bytes into scheduler events, 6 bytes each: kind,
 // CPU, task, other, prev state, time step. Tasks are pids 0..7 on 4 CPUs,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -32,7 +33,7 @@ type IdleWindow struct {
 	// Waiting is how many tasks could have used CPU when the window opened.
 	Waiting int
 	// Affinity says which assumption made the task eligible for CPU.
-	Affinity AffinitySource
+	Affinity affinity.Source
 	// QueueInferred: the runqueue was taken from where the task later ran.
 	QueueInferred bool
 	// Censored: the window touches the window edge, the trace end or a
@@ -47,7 +48,7 @@ func (w *IdleWindow) Exactness() Exactness {
 	switch {
 	case w.Censored:
 		return Censored
-	case w.QueueInferred || (w.Affinity != AffinityFile && w.Affinity != AffinityKthread):
+	case w.QueueInferred || (!w.Affinity.Exact()):
 		return Inferred
 	}
 	return Exact
@@ -94,7 +95,7 @@ type CouldRun struct {
 	CouldRunNs int64 // waiting on a busy CPU while an allowed CPU idled
 	Waits      int64 // waits with some of that time
 	RunnableNs int64 // all its runnable time in the window
-	Affinity   AffinitySource
+	Affinity   affinity.Source
 	// RanOn is the only CPU the task ran on in the trace, -1 if it ran on
 	// several or none.
 	RanOn int
@@ -118,14 +119,14 @@ type Idle struct {
 	// ByAffinity splits IdleWithRunnableNs by the affinity assumption of
 	// each window's task; CensoredNs and InferredQueueNs are the parts of
 	// it from censored windows and from windows whose runqueue was inferred.
-	ByAffinity      map[AffinitySource]int64
+	ByAffinity      map[affinity.Source]int64
 	CensoredNs      int64
 	InferredQueueNs int64
 	ByCPU           []IdleCPU
 	// ByTask lists the selected tasks that waited while an allowed CPU
 	// was idle, most such time first.
 	ByTask []CouldRun
-	// PossiblyPinnedTasks counts tasks flagged AffinityPossiblyPinned.
+	// PossiblyPinnedTasks counts tasks flagged affinity.PossiblyPinned.
 	PossiblyPinnedTasks int
 }
 
@@ -502,7 +503,7 @@ func (sw *sweeper) makeEligible(w int32) {
 		return
 	}
 	ws := &sw.c.waits[w]
-	mask := sw.c.masks[ws.task]
+	mask := sw.c.maskTab[ws.mask]
 	switch {
 	case mask == nil:
 		sw.eligPos[w] = int32(len(sw.freeElig))
@@ -527,7 +528,7 @@ func (sw *sweeper) makeIneligible(w int32) {
 		return
 	}
 	ws := &sw.c.waits[w]
-	mask := sw.c.masks[ws.task]
+	mask := sw.c.maskTab[ws.mask]
 	list := &sw.freeElig
 	if mask != nil {
 		list = &sw.restElig
@@ -561,7 +562,7 @@ func (sw *sweeper) interval(a, b timeline.Time) {
 		sw.gFree += dt
 		for _, w := range sw.restElig {
 			ws := &c.waits[w]
-			if sw.avail.intersectsExcept(c.masks[ws.task], int(ws.q)) {
+			if sw.avail.intersectsExcept(c.maskTab[ws.mask], int(ws.q)) {
 				c.samples[ws.sample].IdleCPUNs += dt
 				c.qIdle[ws.q] += dt
 			}
@@ -583,7 +584,7 @@ func (sw *sweeper) interval(a, b timeline.Time) {
 			if r < 0 || sw.coreBusy[sw.core[cpu]] < 2 {
 				continue
 			}
-			if m := c.masks[c.runs[r].task]; m != nil && !sw.idleCoreIn(m) {
+			if m := c.maskTab[c.runs[r].mask]; m != nil && !sw.idleCoreIn(m) {
 				continue
 			}
 			c.smtNs[r] += dt
@@ -614,7 +615,7 @@ func (sw *sweeper) misfit(cpu int, ri int32, a, b timeline.Time) {
 	}
 	capacity := c.caps[cpu]
 	th := fitThreshold(capacity)
-	mask := c.masks[r.task]
+	mask := c.maskTab[r.mask]
 	x := a // a bigger CPU is available over [a, x)
 	for _, d := range sw.bigger[cpu] {
 		if mask != nil && !mask.has(int(d)) {
@@ -671,7 +672,7 @@ func (sw *sweeper) openWindow(cpu int, t timeline.Time) {
 		consider(w)
 	}
 	for _, w := range sw.restElig {
-		if c.masks[c.waits[w].task].has(cpu) {
+		if c.maskTab[c.waits[w].mask].has(cpu) {
 			consider(w)
 		}
 	}
@@ -718,7 +719,7 @@ func (sw *sweeper) closeWindow(cpu int, t timeline.Time) {
 
 // idle assembles the idle metric from the sweep.
 func (c *collector) idle(sw *sweepResult, opts Options) *Idle {
-	id := &Idle{MinWindowNs: max(opts.MinWindow, 0), ByAffinity: map[AffinitySource]int64{}}
+	id := &Idle{MinWindowNs: max(opts.MinWindow, 0), ByAffinity: map[affinity.Source]int64{}}
 	n := c.topo.NCPU()
 	cpus := make([]IdleCPU, n)
 	for i := range cpus {
@@ -760,9 +761,9 @@ func (c *collector) idle(sw *sweepResult, opts Options) *Idle {
 		if !a.valid {
 			continue
 		}
-		if a.cr.Affinity == AffinityAssumed && a.cr.RanOn >= 0 && a.cr.Waits >= int64(minWaits) {
-			a.cr.Affinity = AffinityPossiblyPinned
-			c.affSrc[i] = AffinityPossiblyPinned
+		if a.cr.Affinity == affinity.Assumed && a.cr.RanOn >= 0 && a.cr.Waits >= int64(minWaits) {
+			a.cr.Affinity = affinity.PossiblyPinned
+			c.affSrc[i] = affinity.PossiblyPinned
 			id.PossiblyPinnedTasks++
 		}
 		if a.cr.CouldRunNs > 0 {

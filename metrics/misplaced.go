@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -37,7 +38,7 @@ type MisplacedTask struct {
 	// elsewhere: utilization is not estimated where it cannot make a misfit).
 	PeakUtil int
 	RunNs    int64 // on CPU in the window
-	Affinity AffinitySource
+	Affinity affinity.Source
 }
 
 // TotalNs is the sum of the three kinds.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -109,6 +110,7 @@ func buildScenario(text string) (*timeline.Timeline, Options, error) {
 	names := map[timeline.TID]string{}
 	var cpuDefs []topology.CPU
 	var preset string
+	var rules []affinity.Rule
 	type raw struct {
 		line   int
 		fields []string
@@ -143,15 +145,11 @@ func buildScenario(text string) (*timeline.Timeline, Options, error) {
 			pid, _ := strconv.Atoi(f[1])
 			names[timeline.TID(pid)] = f[2]
 		case "affinity":
-			if opts.Affinity == nil {
-				opts.Affinity = Affinity{}
-			}
-			pid, _ := strconv.Atoi(f[1])
-			cpus, err := topology.ParseCPUList(f[2])
+			r, err := affinity.ParseRules(strings.NewReader(f[1]+" "+f[2]), fmt.Sprintf("line %d", i+1))
 			if err != nil {
 				return nil, opts, bad(err)
 			}
-			opts.Affinity[timeline.TID(pid)] = cpus
+			rules = append(rules, r...)
 		case "window":
 			s, err1 := parseUs(f[1])
 			e, err2 := parseUs(f[2])
@@ -284,6 +282,9 @@ func buildScenario(text string) (*timeline.Timeline, Options, error) {
 	}
 	tl, err := b.Finish()
 	if err != nil {
+		return nil, opts, err
+	}
+	if opts.Affinity, err = affinity.Build(tl, affinity.BuildOptions{Rules: rules, NoInfer: true}); err != nil {
 		return nil, opts, err
 	}
 	switch {

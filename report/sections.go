@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -508,8 +509,8 @@ func (r *writer) idle(detail bool) {
 }
 
 func windowHow(w *metrics.IdleWindow) string {
-	basis := map[metrics.AffinitySource]string{metrics.AffinityAssumed: "free", metrics.AffinityFile: "file",
-		metrics.AffinityKthread: "kthr", metrics.AffinityPossiblyPinned: "pin?"}[w.Affinity]
+	basis := map[affinity.Source]string{affinity.Assumed: "free", affinity.File: "file",
+		affinity.Kthread: "kthr", affinity.PossiblyPinned: "pin?", affinity.Recorded: "rec", affinity.Inferred: "pin~"}[w.Affinity]
 	ex := map[metrics.Exactness]string{metrics.Exact: "exact", metrics.Inferred: "infer", metrics.Censored: "cut"}[w.Exactness()]
 	return ex + "/" + basis
 }
@@ -517,12 +518,14 @@ func windowHow(w *metrics.IdleWindow) string {
 func (r *writer) affinityLine() string {
 	id := r.a.Idle
 	var parts []string
-	order := []metrics.AffinitySource{metrics.AffinityAssumed, metrics.AffinityPossiblyPinned, metrics.AffinityFile, metrics.AffinityKthread}
-	names := map[metrics.AffinitySource]string{
-		metrics.AffinityAssumed:        "assumed free",
-		metrics.AffinityPossiblyPinned: "assumed free but possibly pinned",
-		metrics.AffinityFile:           "from --affinity",
-		metrics.AffinityKthread:        "per-CPU kthread",
+	order := []affinity.Source{affinity.Assumed, affinity.PossiblyPinned, affinity.Inferred, affinity.File, affinity.Recorded, affinity.Kthread}
+	names := map[affinity.Source]string{
+		affinity.Assumed:        "assumed free",
+		affinity.PossiblyPinned: "assumed free but possibly pinned",
+		affinity.Inferred:       "inferred pinned",
+		affinity.File:           "from --affinity",
+		affinity.Recorded:       "recorded",
+		affinity.Kthread:        "per-CPU kthread",
 	}
 	for _, s := range order {
 		if v := id.ByAffinity[s]; v > 0 {
@@ -537,7 +540,7 @@ func (r *writer) affinityLine() string {
 	if id.PossiblyPinnedTasks > 0 {
 		s += fmt.Sprintf("; %d tasks ran on one CPU only across many waits with another CPU idle: possibly pinned", id.PossiblyPinnedTasks)
 	}
-	if id.ByAffinity[metrics.AffinityAssumed]+id.ByAffinity[metrics.AffinityPossiblyPinned] > 0 {
+	if id.ByAffinity[affinity.Assumed]+id.ByAffinity[affinity.PossiblyPinned]+id.ByAffinity[affinity.Inferred] > 0 {
 		s += "; pass --affinity FILE to state masks"
 	}
 	return s

@@ -30,7 +30,7 @@ const embeddedAbout = "hackbench -g 4 -l 300 beside cyclictest on a 2-CPU x86_64
 type analysisFlags struct {
 	traceFlags
 	topology  string
-	affinity  string
+	affinity  affinityFlags
 	minWindow time.Duration
 	top       int
 	samples   string
@@ -40,7 +40,7 @@ func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
 	f.traceFlags.register(cmd, strings.Join(report.Formats, "|"))
 	fl := cmd.Flags()
 	fl.StringVar(&f.topology, "topology", "", "CPU topology: a topology.json/topology.txt file or a preset (juno-r2, smt2-<cores>, sym-<n>, ...); default: the trace's own, else a topology file next to it, else identical CPUs")
-	fl.StringVar(&f.affinity, "affinity", "", "file of allowed CPUs per task, one \"PID CPULIST\" per line (taskset -cp output works); default: tasks are free to run anywhere, per-CPU kthreads pinned by name")
+	f.affinity.register(cmd)
 	fl.DurationVar(&f.minWindow, "min-window", 0, "count idle-with-runnable windows only from this length (e.g. 50us, 1ms); 0 counts all")
 	fl.IntVar(&f.top, "top", 0, "rows in ranked tables (default 10 in report; all in the section commands)")
 	if samples {
@@ -108,17 +108,9 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	if err != nil {
 		return nil, err
 	}
-	var aff metrics.Affinity
-	if f.affinity != "" {
-		fh, err := os.Open(f.affinity)
-		if err != nil {
-			return nil, fmt.Errorf("--affinity: %w", err)
-		}
-		aff, err = metrics.ParseAffinity(fh, f.affinity)
-		fh.Close()
-		if err != nil {
-			return nil, fmt.Errorf("--affinity: %w", err)
-		}
+	aff, err := f.affinity.build(tl)
+	if err != nil {
+		return nil, err
 	}
 	flt := f.filter()
 	a, err := metrics.Analyze(tl, metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow)})

@@ -1,0 +1,278 @@
+package affinity
+
+import (
+	"slices"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// InferOptions tune Infer. Zero fields take the defaults below.
+type InferOptions struct {
+	// MinWait is the shortest wait that can count as evidence (1 ms): a
+	// runnable task left waiting that long while a CPU it may use is idle
+	// is what the kernel's wakeup placement and idle balancing exist to
+	// prevent.
+	MinWait timeline.Time
+	// MinIdle is how long one idle stretch of the other CPU must overlap
+	// the wait (50 us): shorter idle blips are too brief to pull a task.
+	MinIdle timeline.Time
+	// MinWaits is how many such waits a stretch needs (3), and they must
+	// be at least half of the stretch's waits of MinWait or more.
+	MinWaits int
+}
+
+func (o InferOptions) withDefaults() InferOptions {
+	if o.MinWait <= 0 {
+		o.MinWait = 1_000_000
+	}
+	if o.MinIdle <= 0 {
+		o.MinIdle = 50_000
+	}
+	if o.MinWaits <= 0 {
+		o.MinWaits = 3
+	}
+	return o
+}
+
+// Infer takes tasks as pinned from the trace's evidence. Each task's runs
+// are cut into stretches: a stretch collects the CPUs the task ran on, and
+// it is pinned to them when the task waited at least MinWait behind
+// another task at least MinWaits times (and in at least half of its waits
+// that long) while a CPU outside them was idle for at least MinIdle of the
+// wait. A run outside a pinned stretch's CPUs starts a new stretch, so a
+// mask that was changed mid-trace (taskset, sched_setaffinity, a cpuset)
+// is followed: the change is put at the end of the last run before it. A
+// run outside the CPUs of a stretch that has had no long wait also starts
+// a new one, so that a task's first runs before it was pinned do not widen
+// its mask.
+//
+// Tasks for which skip returns true are left out. The result gives, per
+// task instance, its changes (nil: no evidence, free) and the inferences
+// with their evidence.
+func Infer(tl *timeline.Timeline, skip func(timeline.TaskID) bool, o InferOptions) ([][]Change, []Inference) {
+	o = o.withDefaults()
+	n := len(tl.Tasks)
+	out := make([][]Change, n)
+	if n == 0 || tl.NCPU <= 1 {
+		return out, nil
+	}
+	// Pass 1: the idle stretches of every CPU, and per task its runs and
+	// its long waits, in time order.
+	idle := make([][]span, tl.NCPU)
+	type taskLog struct {
+		runs  []run
+		waits []wait
+	}
+	logs := make([]taskLog, n)
+	tl.Walk(func(s *timeline.Span) {
+		if s.Task == timeline.NoTask || s.CPU < 0 || int(s.CPU) >= tl.NCPU {
+			return // unknown task, or a wait cut before its switch-in
+		}
+		tk := &tl.Tasks[s.Task]
+		switch s.State {
+		case timeline.SpanRunning:
+			if tk.Idle {
+				idle[s.CPU] = append(idle[s.CPU], span{s.Start, s.End})
+				return
+			}
+			if skip != nil && skip(s.Task) {
+				return
+			}
+			lg := &logs[s.Task]
+			if k := len(lg.runs) - 1; k >= 0 && lg.runs[k].cpu == int(s.CPU) && len(lg.waits) == lg.runs[k].waits {
+				lg.runs[k].end = s.End // the same CPU again, nothing between: one run
+				return
+			}
+			lg.runs = append(lg.runs, run{cpu: int(s.CPU), start: s.Start, end: s.End, waits: len(lg.waits)})
+		case timeline.SpanWoken, timeline.SpanPreempted:
+			if tk.Idle || s.Open() || s.End-s.Start < o.MinWait {
+				return
+			}
+			if skip != nil && skip(s.Task) {
+				return
+			}
+			logs[s.Task].waits = append(logs[s.Task].waits, wait{start: s.Start, end: s.End, cpu: int(s.CPU)})
+		}
+	})
+	// Pass 2: for every long wait, the CPUs that sat idle through enough
+	// of it.
+	var infs []Inference
+	for id := range logs {
+		lg := &logs[id]
+		if len(lg.waits) < o.MinWaits {
+			continue
+		}
+		for k := range lg.waits {
+			wt := &lg.waits[k]
+			for cpu := range idle {
+				if idleOverlap(idle[cpu], wt.start, wt.end) >= o.MinIdle {
+					wt.idle = wt.idle.With(cpu)
+				}
+			}
+		}
+		// Pass 3: stretches.
+		var ch []Change
+		for _, st := range stretches(lg.runs, lg.waits, o) {
+			if st.cpus.Empty() {
+				if len(ch) > 0 {
+					ch = append(ch, Change{At: st.from, Source: Assumed}) // free again
+				}
+				continue
+			}
+			ch = append(ch, Change{At: st.from, CPUs: st.cpus, Source: Inferred})
+			tk := &tl.Tasks[id]
+			infs = append(infs, Inference{Task: timeline.TaskID(id), PID: tk.PID, Comm: tl.TaskName(timeline.TaskID(id)),
+				CPUs: st.cpus, From: st.from, To: st.to, Waits: st.ev})
+		}
+		out[id] = ch
+	}
+	slices.SortFunc(infs, func(a, b Inference) int {
+		if a.From != b.From {
+			if a.From < b.From {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Task) - int(b.Task)
+	})
+	return out, infs
+}
+
+type span struct{ start, end timeline.Time }
+
+type run struct {
+	cpu        int
+	start, end timeline.Time
+	waits      int // long waits logged before it
+}
+
+type wait struct {
+	start, end timeline.Time
+	cpu        int             // where it then ran
+	idle       topology.CPUSet // CPUs idle through enough of it
+}
+
+// stretch is a part of a task's life: pinned to cpus (with ev waits of
+// evidence) or, when cpus is empty, free.
+type stretch struct {
+	from, to timeline.Time // to: NoTime for the last
+	cpus     topology.CPUSet
+	ev       int
+}
+
+// stretches cuts a task's runs into stretches (see Infer). runs and waits
+// are in time order; runs[k].waits counts the waits before run k.
+func stretches(runs []run, waits []wait, o InferOptions) []stretch {
+	var out []stretch
+	pinned := func(cpus topology.CPUSet, w0, w1 int) (int, bool) {
+		ev := evidence(cpus, waits[w0:w1])
+		return ev, ev >= o.MinWaits && 2*ev >= w1-w0
+	}
+	add := func(st stretch) {
+		if n := len(out); n > 0 && out[n-1].cpus.Empty() && st.cpus.Empty() {
+			out[n-1].to = st.to // two free stretches are one
+			return
+		}
+		out = append(out, st)
+	}
+	// emit closes the stretch of runs[a:b]: pinned to their CPUs when the
+	// waits among them say so. A pinned stretch sheds its first runs on
+	// CPUs it does not use after its first evidence (before the pin took
+	// hold), which only adds evidence.
+	emit := func(a, b int, from, to timeline.Time) {
+		w0, w1 := runs[a].waits, len(waits)
+		if b < len(runs) {
+			w1 = runs[b].waits
+		}
+		cpus := cpusOf(runs[a:b])
+		ev, ok := pinned(cpus, w0, w1)
+		if !ok {
+			add(stretch{from: from, to: to})
+			return
+		}
+		first := w0
+		for first < w1 && evidence(cpus, waits[first:first+1]) == 0 {
+			first++
+		}
+		k := a
+		for k < b && runs[k].end <= waits[first].start {
+			k++
+		}
+		core := cpusOf(runs[k:b])
+		cut := -1
+		for j := a; j < k; j++ {
+			if !core.Has(runs[j].cpu) {
+				cut = j
+			}
+		}
+		if cut >= 0 {
+			if ev2, ok2 := pinned(core, runs[cut+1].waits, w1); ok2 {
+				add(stretch{from: from, to: runs[cut].end})
+				from, cpus, ev = runs[cut].end, cpusOf(runs[cut+1:b]), ev2
+			}
+		}
+		add(stretch{from: from, to: to, cpus: cpus, ev: ev})
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	a, from := 0, timeline.NoTime
+	cpus := topology.NewCPUSet(runs[0].cpu)
+	for k := 1; k < len(runs); k++ {
+		if cpus.Has(runs[k].cpu) {
+			continue
+		}
+		// A new CPU ends a pinned stretch, and a stretch that has had no
+		// long wait yet (a task's first runs, often on its parent's CPU
+		// before the pin took hold, must not widen the mask it is then
+		// held to).
+		_, ok := pinned(cpus, runs[a].waits, runs[k].waits)
+		if ok || runs[k].waits == runs[a].waits {
+			emit(a, k, from, runs[k-1].end)
+			a, from, cpus = k, runs[k-1].end, nil
+		}
+		cpus = cpus.With(runs[k].cpu)
+	}
+	emit(a, len(runs), from, timeline.NoTime)
+	return out
+}
+
+func cpusOf(runs []run) topology.CPUSet {
+	var s topology.CPUSet
+	for _, r := range runs {
+		s = s.With(r.cpu)
+	}
+	return s
+}
+
+// evidence counts the waits during which a CPU outside cpus (and not the
+// one the task then ran on) was idle.
+func evidence(cpus topology.CPUSet, waits []wait) int {
+	ev := 0
+	for _, w := range waits {
+		for _, cpu := range w.idle.CPUs() {
+			if !cpus.Has(cpu) && cpu != w.cpu {
+				ev++
+				break
+			}
+		}
+	}
+	return ev
+}
+
+// idleOverlap returns the longest overlap of one idle stretch in spans
+// (sorted, disjoint) with [from, to).
+func idleOverlap(spans []span, from, to timeline.Time) timeline.Time {
+	i, _ := slices.BinarySearchFunc(spans, from, func(s span, t timeline.Time) int {
+		if s.end <= t {
+			return -1
+		}
+		return 1
+	})
+	best := timeline.Time(0)
+	for ; i < len(spans) && spans[i].start < to; i++ {
+		best = max(best, min(spans[i].end, to)-max(spans[i].start, from))
+	}
+	return best
+}

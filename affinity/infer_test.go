@@ -1,0 +1,104 @@
+package affinity
+
+import (
+	"testing"
+
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+const ms = timeline.Time(1_000_000)
+
+// longWait is a wait of 2 ms ending at end, before a run on cpu, while the
+// CPUs in idle sat idle.
+func longWait(end timeline.Time, cpu int, idle ...int) wait {
+	return wait{start: end - 2*ms, end: end, cpu: cpu, idle: topology.NewCPUSet(idle...)}
+}
+
+// TestStretches works small cases by hand: which stretches a task's runs
+// and long waits make.
+func TestStretches(t *testing.T) {
+	o := InferOptions{}.withDefaults()
+	type want struct {
+		from, to timeline.Time
+		cpus     string // "" = free
+		ev       int
+	}
+	cases := []struct {
+		name  string
+		runs  []run
+		waits []wait
+		want  []want
+	}{{
+		name: "no long waits: free",
+		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 2, start: 2 * ms, end: 3 * ms}},
+		want: []want{{timeline.NoTime, timeline.NoTime, "", 0}},
+	}, {
+		// A hog first runs on its parent's CPU 0, then pins itself to 1
+		// and waits there three times while CPU 2 idles.
+		name: "first run elsewhere, then pinned",
+		runs: []run{{cpu: 0, start: 0, end: ms}, {cpu: 1, start: 2 * ms, end: 3 * ms, waits: 0},
+			{cpu: 1, start: 6 * ms, end: 7 * ms, waits: 1}, {cpu: 1, start: 10 * ms, end: 11 * ms, waits: 2}, {cpu: 1, start: 14 * ms, end: 15 * ms, waits: 3}},
+		waits: []wait{longWait(6*ms, 1, 2), longWait(10*ms, 1, 2), longWait(14*ms, 1, 2, 3)},
+		want:  []want{{timeline.NoTime, ms, "", 0}, {ms, timeline.NoTime, "1", 3}},
+	}, {
+		// Pinned to 1, released: the first run on CPU 3 ends the stretch
+		// at the end of the run before it; the rest has no evidence.
+		name: "pinned, then released",
+		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 3 * ms, end: 4 * ms, waits: 1},
+			{cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2}, {cpu: 1, start: 9 * ms, end: 10 * ms, waits: 3},
+			{cpu: 3, start: 11 * ms, end: 12 * ms, waits: 3}, {cpu: 4, start: 13 * ms, end: 14 * ms, waits: 3}},
+		waits: []wait{longWait(3*ms, 1, 0), longWait(6*ms, 1, 0), longWait(9*ms, 1, 5)},
+		want:  []want{{timeline.NoTime, 10 * ms, "1", 3}, {10 * ms, timeline.NoTime, "", 0}},
+	}, {
+		// Two waits with an idle CPU elsewhere are not enough.
+		name: "too little evidence",
+		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 3 * ms, end: 4 * ms, waits: 1}, {cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2}},
+		waits: []wait{longWait(3*ms, 1, 0), longWait(6*ms, 1, 0)},
+		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
+	}, {
+		// Three of seven long waits had an idle CPU: under half, free.
+		name: "evidence under half of the long waits",
+		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 100 * ms, end: 101 * ms, waits: 7}},
+		waits: []wait{longWait(10*ms, 1, 0), longWait(20*ms, 1, 0), longWait(30*ms, 1, 0),
+			longWait(40*ms, 1), longWait(50*ms, 1), longWait(60*ms, 1), longWait(70*ms, 1)},
+		want: []want{{timeline.NoTime, timeline.NoTime, "", 0}},
+	}, {
+		// The only idle CPU is one the task itself ran on in the stretch:
+		// no evidence.
+		name: "idle CPU inside the set",
+		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 2, start: 3 * ms, end: 4 * ms, waits: 1}, {cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2},
+			{cpu: 2, start: 9 * ms, end: 10 * ms, waits: 3}},
+		waits: []wait{longWait(3*ms, 2, 1), longWait(6*ms, 1, 2), longWait(9*ms, 2, 1)},
+		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := stretches(tc.runs, tc.waits, o)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d stretches %+v, want %d", len(got), got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				g := got[i]
+				cpus := ""
+				if !g.cpus.Empty() {
+					cpus = g.cpus.String()
+				}
+				if g.from != w.from || g.to != w.to || cpus != w.cpus || g.ev != w.ev {
+					t.Errorf("stretch %d = {from %d to %d cpus %q ev %d}, want %+v", i, g.from, g.to, cpus, g.ev, w)
+				}
+			}
+		})
+	}
+}
+
+func TestIdleOverlap(t *testing.T) {
+	spans := []span{{0, 10}, {20, 100}, {150, 160}}
+	for _, tc := range []struct{ from, to, want timeline.Time }{
+		{5, 25, 5}, {30, 40, 10}, {90, 155, 10}, {101, 149, 0}, {0, 200, 80},
+	} {
+		if got := idleOverlap(spans, tc.from, tc.to); got != tc.want {
+			t.Errorf("idleOverlap(%d, %d) = %d, want %d", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
