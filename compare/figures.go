@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -157,6 +158,9 @@ type Options struct {
 	// Filter restricts every figure to the tasks it selects (the CPUs
 	// still ran every task).
 	Filter metrics.Filter
+	// Affinity gives the tasks' allowed CPUs (nil: kthreads by name and
+	// what the timeline recorded; no inference).
+	Affinity *affinity.Map
 }
 
 // Measure computes the figures of tl over the window: per-task times and
@@ -168,7 +172,7 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 		win = metrics.DefaultWindow(tl)
 	}
 	acc := metrics.Account(tl, win)
-	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter})
+	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity})
 	if err != nil {
 		return nil, err
 	}

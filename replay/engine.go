@@ -54,6 +54,7 @@ func Simulate(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*
 // CPU's record as complete from the start (a "buffer started" event), so
 // that the timeline's valid window starts with the workload.
 func (s *Sim) schedule0() {
+	s.recordAffinity()
 	for cpu := range s.cpus {
 		s.emit(timeline.Event{Time: s.w.Start, CPU: timeline.CPU(cpu), Kind: timeline.KindBufferStart, Task: timeline.NoTID, Other: timeline.NoTID, Prio: -1, OPrio: -1})
 	}

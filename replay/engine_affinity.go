@@ -1,6 +1,9 @@
 package replay
 
-import "github.com/schedlens/schedlens/topology"
+import (
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
 
 // setAllowed sets task t's allowed CPUs to set, without the CPUs the
 // machine does not have; an empty or full set is stored as nil (every CPU).
@@ -51,5 +54,22 @@ func (s *Sim) affinityEvent(t, k int) {
 		s.Migrate(t, dst)
 	case TaskRunning:
 		s.addStop(cpu, stopItem{kind: stopAffinity, arg: int64(t)})
+	}
+}
+
+// recordAffinity writes every task's allowed CPUs into the modeled
+// timeline (timeline.Timeline.Affinity), as a recorder would: its set at
+// the start, then each change. The modeled run is then measured under the
+// masks it ran with.
+func (s *Sim) recordAffinity() {
+	for i := range s.w.Tasks {
+		tk := &s.w.Tasks[i]
+		if tk.CPUs.Empty() && len(tk.Affinity) == 0 {
+			continue
+		}
+		s.b.AddAffinity(timeline.AffinityChange{At: s.w.Start, TID: tk.TID, CPUs: tk.CPUs})
+		for _, a := range tk.Affinity {
+			s.b.AddAffinity(timeline.AffinityChange{At: a.At, TID: tk.TID, CPUs: a.CPUs})
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/timeline"
@@ -88,6 +89,14 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 		x.xs[i].waitFrom = timeline.NoTime
 		x.xs[i].wokenAt = timeline.NoTime
 	}
+	x.aff = opts.Affinity
+	if x.aff == nil || x.aff.Len() != len(tl.Tasks) {
+		m, err := affinity.Build(tl, affinity.BuildOptions{NoInfer: true})
+		if err != nil {
+			return nil, fmt.Errorf("replay: extract: %w", err)
+		}
+		x.aff = m
+	}
 	x.run()
 	w, err := x.build()
 	if err != nil {
@@ -153,6 +162,7 @@ type xtask struct {
 
 type extractor struct {
 	tl            *timeline.Timeline
+	aff           *affinity.Map
 	caps          []int64
 	start         timeline.Time
 	xs            []xtask
@@ -643,8 +653,6 @@ func (x *extractor) ipc(waker, wakee timeline.TaskID) bool {
 	return a != b
 }
 
-var perCPUThread = regexp.MustCompile(`^(ksoftirqd|migration|cpuhp|rcuc|idle_inject|kworker)/(\d+)(:.*)?$`)
-
 func (x *extractor) build() (*Workload, error) {
 	tl := x.tl
 	w := &Workload{Start: x.start, End: max(tl.End, x.start+1), WakeAfterBlock: true, Unobserved: append([]timeline.Gap(nil), tl.Gaps...)}
@@ -656,7 +664,8 @@ func (x *extractor) build() (*Workload, error) {
 			w.Tasks = append(w.Tasks, Task{})
 		}
 	}
-	var nRun, nExt, nIRQ, nPin, nPrio, nTimer, nIPC int
+	var nRun, nExt, nIRQ, nPrio, nTimer, nIPC int
+	var nAff [affinity.Inferred + 1]int
 	for id := range x.xs {
 		k := index[id]
 		if k < 0 {
@@ -682,14 +691,7 @@ func (x *extractor) build() (*Workload, error) {
 		if tk.CPU >= tl.NCPU {
 			tk.CPU = -1
 		}
-		if m := perCPUThread.FindStringSubmatch(tk.Comm); m != nil {
-			if n, err := strconv.Atoi(m[2]); err == nil && n < tl.NCPU {
-				tk.CPUs = topology.NewCPUSet(n)
-				tk.PerCPUKthread = true
-				tk.CPU = n
-				nPin++
-			}
-		}
+		x.allowed(tk, timeline.TaskID(id), w.Start, &nAff)
 		tk.End = xt.ended
 		if tk.End == EndRun {
 			nRun++
@@ -749,7 +751,6 @@ func (x *extractor) build() (*Workload, error) {
 	}
 	w.Assumptions = []Assumption{
 		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x capacity / 1024"},
-		{Name: AssumeAffinity, Detail: "per-CPU kernel threads (name/N) are pinned to CPU N; every other task may run anywhere", Tasks: nPin},
 		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},
 		{Name: AssumeNoSync, Detail: fmt.Sprintf("WF_SYNC is not traced: %d wakeups of one process by another are taken as sync (pipes and sockets wake with WF_SYNC), wakeups within a thread group as non-sync (futexes do not), unless the waker blocked right after it and the wakee took the waker's CPU (sync-pair)", nIPC)},
 		{Name: AssumeWakeAfterBlock, Detail: "every recorded wake ended a recorded sleep: a wake that fires before its wakee has blocked in the replay waits for the block, then wakes it at once"},
@@ -758,6 +759,7 @@ func (x *extractor) build() (*Workload, error) {
 		{Name: AssumeStartQueued, Detail: "tasks present at the valid start are queued there on the CPU they were first seen on, with no lag"},
 		{Name: AssumeTimerNotTask, Detail: fmt.Sprintf("%d wakeups from interrupt context or an idle CPU replay at the recorded delay after the sleep began", nTimer)},
 	}
+	w.Assumptions = append(w.Assumptions, x.affinityAssumption(nAff))
 	if x.nSync > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeSyncPair, Detail: fmt.Sprintf("%d wakeups whose waker blocked right after them and whose wakee took the waker's CPU are taken as WF_SYNC", x.nSync)})
 	}
@@ -790,4 +792,50 @@ func (x *extractor) build() (*Workload, error) {
 		return nil, fmt.Errorf("replay: extract: %w", err)
 	}
 	return w, nil
+}
+
+// allowed gives tk (task instance id of the timeline) its allowed CPUs from
+// the affinity map: the set in force at the workload's start as CPUs
+// (a change at timeline.NoTime holds from the task's start), later ones as
+// Affinity changes. It counts the task under its map source in n.
+func (x *extractor) allowed(tk *Task, id timeline.TaskID, start timeline.Time, n *[affinity.Inferred + 1]int) {
+	src := x.aff.Source(id)
+	n[src]++
+	for _, c := range x.aff.Changes(id) {
+		if c.At <= start {
+			tk.CPUs = c.CPUs
+			continue
+		}
+		tk.Affinity = append(tk.Affinity, AffinityChange{At: c.At, CPUs: c.CPUs})
+	}
+	if src == affinity.Kthread && tk.CPUs.Count() == 1 && len(tk.Affinity) == 0 {
+		tk.PerCPUKthread = true
+		tk.CPU = tk.CPUs.First()
+	}
+	if !tk.CPUs.Empty() && tk.CPU >= 0 && !tk.CPUs.Has(tk.CPU) {
+		tk.CPU = tk.CPUs.First() // first seen before the mask took hold
+	}
+}
+
+// affinityAssumption says where the replay's allowed CPUs come from.
+func (x *extractor) affinityAssumption(n [affinity.Inferred + 1]int) Assumption {
+	var parts []string
+	for _, s := range []affinity.Source{affinity.File, affinity.Recorded, affinity.Kthread, affinity.Inferred, affinity.Assumed} {
+		if n[s] == 0 {
+			continue
+		}
+		what := map[affinity.Source]string{
+			affinity.File:     "from the affinity file",
+			affinity.Recorded: "as the recorder saw them",
+			affinity.Kthread:  "per-CPU kernel threads bound to the CPU their name carries",
+			affinity.Inferred: "inferred pinned from the trace (see the affinity notes)",
+			affinity.Assumed:  "free to run on every CPU (nothing says otherwise)",
+		}[s]
+		parts = append(parts, fmt.Sprintf("%d %s", n[s], what))
+	}
+	d := "allowed CPUs per task: " + strings.Join(parts, "; ")
+	for _, note := range x.aff.Notes {
+		d += "; " + note
+	}
+	return Assumption{Name: AssumeAffinity, Detail: d}
 }

@@ -22,6 +22,7 @@ func init() { subcommands = append(subcommands, newReplayCmd) }
 func newReplayCmd() *cobra.Command {
 	var (
 		f        traceFlags
+		aff      affinityFlags
 		policy   string
 		kernel   string
 		features []string
@@ -84,7 +85,11 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return err
 			}
-			w, err := replay.Extract(tl, topo)
+			am, err := aff.build(tl)
+			if err != nil {
+				return err
+			}
+			w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: am})
 			if err != nil {
 				return err
 			}
@@ -110,7 +115,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			// Compare: the recording and the modeled run measured by the
 			// same code, the modeled one over its part of the window.
 			flt := f.filter()
-			rec, err := compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: flt})
+			rec, err := compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: flt, Affinity: am})
 			if err != nil {
 				return err
 			}
@@ -146,6 +151,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 		},
 	}
 	f.register(cmd, strings.Join(compare.Formats, "|"))
+	aff.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description such as "6.12,+resched-ineligible,NO_RUN_TO_PARITY"`)
 	fl.StringVar(&kernel, "kernel", "6.18", "kernel version whose mainline model to run (6.6, 6.12, 6.18)")
