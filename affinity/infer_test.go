@@ -52,8 +52,8 @@ func TestStretches(t *testing.T) {
 		want:  []want{{timeline.NoTime, 10 * ms, "1", 3}, {10 * ms, timeline.NoTime, "", 0}},
 	}, {
 		// Two waits with an idle CPU elsewhere are not enough.
-		name: "too little evidence",
-		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 3 * ms, end: 4 * ms, waits: 1}, {cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2}},
+		name:  "too little evidence",
+		runs:  []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 3 * ms, end: 4 * ms, waits: 1}, {cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2}},
 		waits: []wait{longWait(3*ms, 1, 0), longWait(6*ms, 1, 0)},
 		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
 	}, {
