@@ -316,7 +316,8 @@ func (x *extractor) run() {
 
 // reveal handles task id seen running on cpu (as an event's header task or
 // as a switch's prev) before any switch-in of it was seen: it ran there
-// since the CPU's data began, or, if the CPU already switched since, since
+// since the workload's start when every CPU was recorded from the start,
+// else since the CPU's data began, or, if the CPU already switched since, since
 // its previous event (the switch-in was not recorded).
 func (x *extractor) reveal(id timeline.TaskID, cpu int) {
 	if !x.isTask(id) || x.xs[id].state != xUnknown {
@@ -324,7 +325,12 @@ func (x *extractor) reveal(id timeline.TaskID, cpu int) {
 	}
 	x.begin(id, cpu)
 	xt := &x.xs[id]
-	from := max(x.start, x.tl.CPUFirst[cpu])
+	from := x.start
+	if x.tl.ValidStartRule != timeline.StartFirstEvent {
+		// Only a CPU the trace proves was recorded from the start (as
+		// timeline.Walk decides) shows its first task running since then.
+		from = max(from, x.tl.CPUFirst[cpu])
+	}
 	if x.switched[cpu] {
 		from = max(from, x.lastSeen[cpu])
 		x.unseen++
