@@ -36,9 +36,19 @@ func (s *Sim) firstAllowed(t int) int {
 
 // affinityEvent applies task t's k-th affinity change: a queued task on a
 // CPU it may no longer use is moved at once, a running one by the stopper.
+//
+// A change due before the task has started (a thread forked later in the
+// replay than in the recording, whose recorded mask change came after its
+// fork) waits for the task's first run: a thread inherits its creator's
+// mask and changes it itself (pthread_setaffinity_np) once it runs, so the
+// fork is placed as the kernel placed it, and the change then moves it.
 func (s *Sim) affinityEvent(t, k int) {
 	tk := &s.w.Tasks[t]
 	tr := &s.tasks[t]
+	if tr.state == TaskNew {
+		tr.affLater = int32(k + 1)
+		return
+	}
 	s.setAllowed(t, tk.Affinity[k].CPUs)
 	cpu := int(tr.cpu)
 	if s.Allowed(t, cpu) {

@@ -108,6 +108,11 @@ func (s *Sim) afterPick(cpu int, p Pick) {
 		next := (int64(s.now)/s.tick + 1) * s.tick
 		s.push(event{at: timeline.Time(next), kind: evTick, a: int32(cpu)})
 	}
+	if tr.affLater > 0 {
+		k := int(tr.affLater - 1)
+		tr.affLater = 0
+		s.affinityEvent(next, k)
+	}
 	if len(c.deferred) > 0 {
 		s.runDeferred(cpu)
 	}

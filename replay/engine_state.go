@@ -32,6 +32,7 @@ type taskRun struct {
 	actTo     int32
 	fired     []bool        // per segment: its wake has fired before the task blocked
 	pending   int32         // WakeAny: task wakes issued to it not yet consumed
+	affLater  int32         // 1 + the Task.Affinity index due before the task started: applied at its first run
 	blockedAt timeline.Time // when it last blocked at a segment's end
 	stalled   bool          // WakeOrdered: waiting for stallFor to block
 	stallFor  int32         // the wakee it waits for

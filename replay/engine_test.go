@@ -260,3 +260,35 @@ task r3
 		}
 	}
 }
+
+// TestEngineAffinityBeforeStart: a mask change due before the task has
+// started (a thread forked later than its recorded pin) waits for its
+// first run, so the task is placed like the fork it is, then moved: b
+// starts at 2 ms on idle CPU 0 (CPU 1 runs a), its change to CPU 1 came at
+// 1 ms, so it is moved there by the stopper at once.
+func TestEngineAffinityBeforeStart(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 2
+task a cpus 1
+  run 10ms
+task b start 2ms
+  affinity 1ms 1
+  run 1ms
+`)
+	r := simulate(t, sp, newFIFO(0), Options{IPIDelay: 10_000})
+	if got := r.Tasks[1].Migrations; got != 1 {
+		t.Errorf("b: Migrations = %d, want 1 (placed on CPU 0 at its start, then moved)", got)
+	}
+	n := 0
+	for i := 0; i < r.Timeline.Len(); i++ {
+		if ev := r.Timeline.Event(i); ev.Kind == timeline.KindMigrate {
+			n++
+			if ev.Arg != 1 {
+				t.Errorf("migration %d: to CPU %d, want 1", n, ev.Arg)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d migrations in the timeline, want 1", n)
+	}
+}
