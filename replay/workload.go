@@ -12,9 +12,10 @@ import (
 // segments separated by blocking, each started by a Wake that names its
 // cause.
 //
-// Work is measured in nanoseconds of a capacity-1024 CPU at full frequency:
-// a segment that ran 3 ms on a CPU of capacity 383 is 3 ms × 383/1024 ≈
-// 1.12 ms of work, and replays in 1.12 ms on a big CPU.
+// Work is measured in nanoseconds of a speed-1024 CPU at full frequency: a
+// segment that ran 3 ms on a CPU of speed 383 is 3 ms × 383/1024 ≈ 1.12 ms
+// of work, and replays in 1.12 ms on a CPU of speed 1024. A CPU's speed is
+// its capacity unless the trace or the user says otherwise (SpeedMode).
 type Workload struct {
 	Name string `json:"name,omitempty"`
 	// Start is the time origin of the workload (the recording's valid
@@ -47,6 +48,12 @@ type Workload struct {
 	// wakeup and the switch it causes (Extract fills it; zero counts when
 	// the recording has no such wakeups).
 	WakeDelays WakeDelays `json:"wake_delays,omitzero"`
+	// Speed is the speed of each CPU of the recording machine (1024 = the
+	// fastest) at which Extract turned run time into work. The replay runs
+	// CPU i at Speed[i] when the topology has as many CPUs, else at
+	// topology.Perf: the same recorded burst then takes as long as it
+	// took. Nil: topology.Perf.
+	Speed []int `json:"cpu_speed,omitempty"`
 	// Unobserved lists the recording's gaps (lost events, clipped
 	// buffers). The replay copies them into its timeline, so that the
 	// modeled run is measured only where the recorded one was observed:
@@ -121,7 +128,8 @@ type Assumption struct {
 // Named assumptions. Extract and ParseSpec use these names.
 const (
 	AssumeFlatCgroups    = "flat-cgroups"     // groups unknown (no group table): every task in the root group, weighing by its own nice
-	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × capacity / 1024
+	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × speed / 1024
+	AssumeCPUSpeed       = "cpu-speed"        // each CPU's speed (1024 = fastest) and where it came from
 	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
 	AssumeNoSync         = "wake-sync-ipc"    // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync
