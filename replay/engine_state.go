@@ -66,6 +66,7 @@ type cpuRun struct {
 	pickGen     uint32
 	needResched bool
 	ipiPending  bool
+	exitPaid    bool // a wakeup's IdleWakeDist delay reached the idle CPU: its exit from idle is paid
 	tickArmed   bool
 	dirty       bool
 	wakePending int32

@@ -726,6 +726,18 @@ func (x *extractor) notePeriodic(id timeline.TaskID, t timeline.Time, wk *xwake)
 	xt.lastTimer = t
 }
 
+// delayDist is the distribution of the samples of at most maxDelayNs (nil
+// with fewer than minDelaySamples of them).
+func delayDist(v []int64) DelayDist {
+	var kept []int64
+	for _, d := range v {
+		if d <= maxDelayNs {
+			kept = append(kept, d)
+		}
+	}
+	return NewDelayDist(kept)
+}
+
 func median(v []int64) int64 {
 	if len(v) == 0 {
 		return 0
@@ -918,13 +930,12 @@ func (x *extractor) build() (*Workload, error) {
 	if nRun > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks running when the recording ended, or preempted and waiting no longer than usual for them, keep demanding CPU until the replay ends", Tasks: nRun})
 	}
-	w.WakeDelays = WakeDelays{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote),
-		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt)}
-	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: fmt.Sprintf(
-		"leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows: median wake-to-run on an idle CPU %s raised there (%d wakeups), %s raised on another CPU (%d); of an interrupt-raised wakeup preempting the running task %s (%d), of a task's wakeup or fork preempting that task %s (%d); each used when from at least %d wakeups, under 1 ms",
-		usText(w.WakeDelays.LocalNs, w.WakeDelays.Local), w.WakeDelays.Local, usText(w.WakeDelays.RemoteNs, w.WakeDelays.Remote), w.WakeDelays.Remote,
-		usText(w.WakeDelays.IRQPreemptNs, w.WakeDelays.IRQPreempt), w.WakeDelays.IRQPreempt,
-		usText(w.WakeDelays.TaskPreemptNs, w.WakeDelays.TaskPreempt), w.WakeDelays.TaskPreempt, minDelaySamples)})
+	w.WakeDelays = WakeDelays{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), LocalQ: delayDist(x.idleLocal),
+		RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote), RemoteQ: delayDist(x.idleRemote),
+		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), IRQPreemptQ: delayDist(x.irqBusy),
+		TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt), TaskPreemptQ: delayDist(x.taskPreempt)}
+	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: "leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows, each delay drawn from its recorded wake-to-run times (20 quantiles) when there are enough: " +
+		delaysText(w.WakeDelays, x.idleLocal, x.idleRemote, x.irqBusy, x.taskPreempt)})
 	if x.nWaitingAtEnd > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
 	}
