@@ -72,8 +72,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return usagef("policy %q: %v", desc, err)
 			}
-			model, err := policies.New(cfg)
-			if err != nil {
+			if _, err := policies.New(cfg); err != nil {
 				return usagef("policy %q: %v", desc, err)
 			}
 			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
@@ -92,6 +91,13 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Speed: speed})
 			if err != nil {
 				return err
+			}
+			cost, costNote := policies.CalibratedCost(w, topo)
+			cfg.Cost = cost
+			w.Assumptions = append(w.Assumptions, costNote)
+			model, err := policies.New(cfg)
+			if err != nil {
+				return usagef("policy %q: %v", desc, err)
 			}
 			w.WakeRule = rule
 			switch rule {
