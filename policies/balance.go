@@ -706,6 +706,11 @@ func (m *Model) needActiveBalance(env *lbEnv) bool {
 // lbPass runs sched_balance_rq from its start (or a redo) to its end or to
 // the next redo, and returns the time it takes under the cost model.
 func (m *Model) lbPass(env *lbEnv) int64 {
+	return m.cost.scaled(m.lbPassCost(env))
+}
+
+// lbPassCost is lbPass at Scale 1.
+func (m *Model) lbPassCost(env *lbEnv) int64 {
 	sd := env.sd
 	cost := m.cost.PerBalance
 	switch env.idle {
@@ -721,12 +726,13 @@ func (m *Model) lbPass(env *lbEnv) int64 {
 		m.lbOutBalanced(env)
 		return cost
 	}
-	cost += m.cost.PerCPU * int64(len(sd.span))
+	cost += m.cost.PerGroup*int64(len(sd.groups)) + m.cost.PerCPU*int64(len(sd.span))
 	g := m.findBusiestGroup(env)
 	if g == nil {
 		m.lbOutBalanced(env)
 		return cost
 	}
+	cost += m.cost.PerCPU * int64(len(g.cpus))
 	busiest := m.findBusiestQueue(env, g)
 	if busiest < 0 {
 		m.lbOutBalanced(env)

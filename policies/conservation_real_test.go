@@ -46,7 +46,7 @@ func loadReal(tb testing.TB, path string) (*timeline.Timeline, *topology.Topolog
 // TestWorkConservationReal replays every real fixture under mainline 6.18
 // and checks that each task that finishes got exactly its recorded demand:
 // the engine's count, and the modeled timeline's running time scaled by
-// capacity, within 0.1%. A task cut by the end (it was running when the
+// the CPU's speed (Workload.Speed), within 0.1%. A task cut by the end (it was running when the
 // recording ended, or the replay ran out of time) may get less, never more.
 // The recording's gaps are left out of the workload here, so that the
 // modeled timeline shows every run.
@@ -75,8 +75,8 @@ func TestWorkConservationReal(t *testing.T) {
 			}
 			sim := res.Timeline
 			caps := make([]int64, sim.NCPU)
-			for i, c := range topo.CPUs {
-				caps[i] = int64(c.Capacity)
+			for i := range topo.CPUs {
+				caps[i] = int64(w.Speed[i]) // the rate the replay ran CPU i at
 			}
 			byTID := map[timeline.TID]int{}
 			for i, tk := range w.Tasks {

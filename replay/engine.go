@@ -150,12 +150,18 @@ func (s *Sim) dispatch(e event) {
 		}
 		s.ctx = cpu
 		s.cpus[cpu].wakePending--
+		if e.arg != 0 && s.cpus[cpu].state == CPUIdle {
+			s.cpus[cpu].exitPaid = true
+		}
 		s.deliver(int(e.a), cpu, cpu)
 	case evIPI:
 		cpu := int(e.a)
 		s.ctx = cpu
 		c := &s.cpus[cpu]
 		c.ipiPending = false
+		if e.arg != 0 && c.state == CPUIdle {
+			c.exitPaid = true
+		}
 		if e.b >= 0 && c.curr != e.b {
 			*s.cReschedGone++
 			return // its task has left the CPU: the request went with it

@@ -37,6 +37,19 @@ type Options struct {
 	// (a wakeup enqueued on it, an IPI taken) to the pick of its next
 	// task: leaving the idle state and entering schedule() (ns). 0: at once.
 	IdleExit int64
+	// IdleExitDist, when set, replaces IdleExit by a draw from it at each
+	// exit from idle that an interrupt on the idle CPU itself caused.
+	IdleExitDist DelayDist
+	// IdleWakeDist, when set, is the whole delay of a wakeup raised on
+	// another CPU onto an idle CPU, from the wakeup to the pick: the IPI
+	// and the exit from idle together, as the recording measures them.
+	// Such a wakeup then pays neither IPIDelay nor IdleExit. Unset: it
+	// pays both.
+	IdleWakeDist DelayDist
+	// IRQReschedDist and TaskReschedDist, when set, replace IRQResched and
+	// TaskResched by a draw from them.
+	IRQReschedDist  DelayDist
+	TaskReschedDist DelayDist
 	// NoWakeList delivers every remote wakeup from the waker's CPU at once,
 	// as with TTWU_QUEUE off (PREEMPT_RT); otherwise a wakeup to another LLC
 	// or to a CPU with nothing running goes through the target's wake list

@@ -22,10 +22,16 @@ func (s *Sim) resched(cpu int) {
 	case CPUPicking:
 		return
 	case CPUIdle:
-		if s.opts.IdleExit > 0 {
+		exit := int64(0)
+		if c.exitPaid {
+			c.exitPaid = false
+		} else {
+			exit = s.opts.IdleExitDist.draw(s.rng, s.opts.IdleExit)
+		}
+		if exit > 0 {
 			c.state = CPUPicking
 			c.pickGen++
-			s.push(event{at: s.now + timeline.Time(s.opts.IdleExit), kind: evPickResume, a: int32(cpu), gen: c.pickGen})
+			s.push(event{at: s.now + timeline.Time(exit), kind: evPickResume, a: int32(cpu), gen: c.pickGen})
 			return
 		}
 		s.pick(cpu, -1, false)
@@ -41,6 +47,7 @@ func (s *Sim) resched(cpu int) {
 func (s *Sim) pick(cpu, prev int, prevQueued bool) {
 	c := &s.cpus[cpu]
 	c.state = CPUPicking
+	c.exitPaid = false
 	s.afterPick(cpu, s.pol.Pick(cpu, prev, prevQueued))
 }
 

@@ -87,9 +87,12 @@ func (s *Sim) Resched(cpu int) {
 	if c.needResched {
 		return
 	}
-	local := s.opts.TaskResched
-	if s.inIRQ {
-		local = s.opts.IRQResched
+	local := int64(0)
+	if cpu == s.ctx && c.state == CPURunning {
+		local = s.opts.TaskReschedDist.draw(s.rng, s.opts.TaskResched)
+		if s.inIRQ {
+			local = s.opts.IRQReschedDist.draw(s.rng, s.opts.IRQResched)
+		}
 	}
 	if cpu == s.ctx && (local <= 0 || c.state != CPURunning) {
 		c.needResched = true
@@ -99,11 +102,10 @@ func (s *Sim) Resched(cpu int) {
 	if c.ipiPending {
 		return
 	}
-	d := s.ipiDelay()
-	if cpu == s.ctx {
-		d = local // the interrupt or the waker's system call returns, then schedule()
-	} else {
+	d, paid := local, int64(0) // on cpu itself: the interrupt or the waker's system call returns, then schedule()
+	if cpu != s.ctx {
 		*s.cIPI++
+		d, paid = s.ipiTo(cpu)
 	}
 	if d <= 0 {
 		c.needResched = true
@@ -117,7 +119,18 @@ func (s *Sim) Resched(cpu int) {
 	if c.state == CPURunning {
 		target = c.curr
 	}
-	s.push(event{at: s.now + timeline.Time(d), kind: evIPI, a: int32(cpu), b: target})
+	s.push(event{at: s.now + timeline.Time(d), kind: evIPI, a: int32(cpu), b: target, arg: paid})
+}
+
+// ipiTo draws the delay of an IPI to cpu. To an idle CPU with
+// Options.IdleWakeDist set it is a draw from that distribution, which holds
+// the exit from idle too: paid is then 1, and the CPU skips IdleExit when
+// the IPI reaches it still idle.
+func (s *Sim) ipiTo(cpu int) (d, paid int64) {
+	if s.cpus[cpu].state == CPUIdle && len(s.opts.IdleWakeDist) > 0 {
+		return s.opts.IdleWakeDist.draw(s.rng, 0), 1
+	}
+	return s.ipiDelay(), 0
 }
 
 // ipiDelay draws the latency of one IPI: IPIDelay plus up to IPIJitter.

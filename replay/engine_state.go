@@ -62,11 +62,12 @@ type cpuRun struct {
 	onCPU       int32 // task last switched in (-1: swapper)
 	outState    timeline.State
 	runStart    timeline.Time
-	capacity    int64
+	speed       int64  // work rate: Workload.Speed, else topology.Perf (1024 = fastest)
 	gen         uint32 // completion generation
 	pickGen     uint32
 	needResched bool
 	ipiPending  bool
+	exitPaid    bool // a wakeup's IdleWakeDist delay reached the idle CPU: its exit from idle is paid
 	tickArmed   bool
 	dirty       bool
 	wakePending int32
@@ -191,7 +192,10 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	for i := range s.cpus {
 		c := &s.cpus[i]
 		c.curr, c.onCPU = -1, -1
-		c.capacity = int64(topo.CPUs[i].Capacity)
+		c.speed = int64(topo.Perf(i))
+		if len(w.Speed) == len(topo.CPUs) && w.Speed[i] > 0 {
+			c.speed = int64(w.Speed[i])
+		}
 		c.idleComm = s.strs.IDString("swapper/" + strconv.Itoa(i))
 		c.stopComm = s.strs.IDString("migration/" + strconv.Itoa(i))
 		c.llc = topo.CPUs[i].Cluster

@@ -242,22 +242,44 @@ task r3
   }
 `
 	sp := mustSpec(t, ring)
-	opts := DefaultOptions()
-	opts.Seed = 7
-	a := simulate(t, sp, newFIFO(0), opts)
-	b := simulate(t, sp, newFIFO(0), opts)
-	if a.Timeline.Len() != b.Timeline.Len() {
-		t.Fatalf("events %d vs %d", a.Timeline.Len(), b.Timeline.Len())
+	// Plain options, and the delays drawn from distributions as
+	// CalibratedOptions sets them: the same seed gives the same events.
+	spread := make(DelayDist, 20)
+	for i := range spread {
+		spread[i] = int64(5_000 + 3_000*i)
 	}
-	for i := 0; i < a.Timeline.Len(); i++ {
-		if a.Timeline.Event(i) != b.Timeline.Event(i) {
-			t.Fatalf("event %d differs: %+v vs %+v", i, a.Timeline.Event(i), b.Timeline.Event(i))
+	withDists := DefaultOptions()
+	withDists.IdleExitDist, withDists.IdleWakeDist, withDists.TaskReschedDist = spread, spread, spread
+	for _, opts := range []Options{DefaultOptions(), withDists} {
+		opts.Seed = 7
+		a := simulate(t, sp, newFIFO(0), opts)
+		b := simulate(t, sp, newFIFO(0), opts)
+		if a.Timeline.Len() != b.Timeline.Len() {
+			t.Fatalf("events %d vs %d", a.Timeline.Len(), b.Timeline.Len())
+		}
+		for i := 0; i < a.Timeline.Len(); i++ {
+			if a.Timeline.Event(i) != b.Timeline.Event(i) {
+				t.Fatalf("event %d differs: %+v vs %+v", i, a.Timeline.Event(i), b.Timeline.Event(i))
+			}
+		}
+		for i, tr := range a.Tasks {
+			if tr.Work != tr.Demand || !tr.Finished {
+				t.Errorf("task %d: Work %d Demand %d Finished %v", i, tr.Work, tr.Demand, tr.Finished)
+			}
 		}
 	}
-	for i, tr := range a.Tasks {
-		if tr.Work != tr.Demand || !tr.Finished {
-			t.Errorf("task %d: Work %d Demand %d Finished %v", i, tr.Work, tr.Demand, tr.Finished)
+	// The draws do vary: another seed moves the ring's last exit.
+	lastExit := func(seed uint64) timeline.Time {
+		o := withDists
+		o.Seed = seed
+		var last timeline.Time
+		for _, tr := range simulate(t, sp, newFIFO(0), o).Tasks {
+			last = max(last, tr.Exit)
 		}
+		return last
+	}
+	if a, b := lastExit(7), lastExit(8); a == b {
+		t.Errorf("seeds 7 and 8 end at the same %v: the delays were not drawn", a)
 	}
 }
 

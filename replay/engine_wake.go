@@ -230,7 +230,8 @@ func (s *Sim) wake(t, seg, cpu, waker int, sync, irq bool) {
 func (s *Sim) queueWake(t, dst int) {
 	s.cpus[dst].wakePending++
 	*s.cIPI++
-	s.push(event{at: s.now + timeline.Time(s.ipiDelay()), kind: evDeliver, a: int32(t), b: int32(dst)})
+	d, paid := s.ipiTo(dst)
+	s.push(event{at: s.now + timeline.Time(d), kind: evDeliver, a: int32(t), b: int32(dst), arg: paid})
 }
 
 // deliver enqueues a waking task on cpu; the sched_wakeup event is recorded

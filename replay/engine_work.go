@@ -15,7 +15,7 @@ func (s *Sim) account(cpu int) {
 	d := int64(s.now - c.runStart)
 	if d > 0 {
 		tr := &s.tasks[c.curr]
-		tr.done += d * c.capacity
+		tr.done += d * c.speed
 		tr.res.CPUTime += d
 	}
 	c.runStart = s.now
@@ -26,7 +26,7 @@ func (s *Sim) account(cpu int) {
 func (s *Sim) dueNow(cpu int) bool {
 	c := &s.cpus[cpu]
 	tr := &s.tasks[c.curr]
-	done := tr.done + int64(s.now-c.runStart)*c.capacity
+	done := tr.done + int64(s.now-c.runStart)*c.speed
 	target := tr.segEnd
 	if tr.actFrom < tr.actTo {
 		target = min(target, s.acts[tr.actFrom].work)
@@ -52,7 +52,7 @@ func (s *Sim) armCompletion(cpu int) {
 	rem := target - tr.done
 	dt := int64(0)
 	if rem > 0 {
-		dt = (rem + c.capacity - 1) / c.capacity
+		dt = (rem + c.speed - 1) / c.speed
 	}
 	s.push(event{at: s.now + timeline.Time(dt), kind: evComplete, a: int32(cpu), gen: c.gen})
 }

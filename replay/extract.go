@@ -49,6 +49,11 @@ type ExtractOptions struct {
 	// nil: per-CPU kernel threads are pinned by name, every other task is
 	// free.
 	Affinity *affinity.Map
+	// Speed says how fast each CPU did the recorded work (the zero value
+	// calibrates it from the trace, see SpeedMode). The demand of a burst
+	// is its run time x speed/1024, and Workload.Speed keeps the speeds
+	// so that the replay runs each CPU at the same rate.
+	Speed SpeedSpec
 }
 
 // ExtractWith is Extract with what the recording machine imposed.
@@ -59,21 +64,46 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 	if topo == nil {
 		topo = tl.Topology
 	}
-	caps := make([]int64, max(tl.NCPU, 1))
+	defaultTopo := topo == nil
+	speeds, note, err := resolveSpeed(tl, topo, opts.Speed)
+	if err != nil {
+		return nil, err
+	}
+	x := newExtractor(tl, speeds)
+	x.aff = opts.Affinity
+	if x.aff == nil || x.aff.Len() != len(tl.Tasks) {
+		m, err := affinity.Build(tl, affinity.BuildOptions{NoInfer: true})
+		if err != nil {
+			return nil, fmt.Errorf("replay: extract: %w", err)
+		}
+		x.aff = m
+	}
+	x.run()
+	w, err := x.build()
+	if err != nil {
+		return nil, err
+	}
+	w.Speed = speeds
+	w.Assumptions = append(w.Assumptions, note)
+	extractGroups(w, tl)
+	if defaultTopo {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: "topology-default", Detail: "the trace carries no topology: every CPU is taken as capacity 1024"})
+	}
+	return w, nil
+}
+
+func newExtractor(tl *timeline.Timeline, speeds []int) *extractor {
+	n := max(tl.NCPU, 1)
+	caps := make([]int64, n)
 	for i := range caps {
 		caps[i] = 1024
-	}
-	defaultTopo := topo == nil
-	if topo != nil {
-		for i, c := range topo.CPUs {
-			if i < len(caps) && c.Capacity > 0 {
-				caps[i] = int64(c.Capacity)
-			}
+		if i < len(speeds) && speeds[i] > 0 {
+			caps[i] = int64(speeds[i])
 		}
 	}
 	x := &extractor{tl: tl, caps: caps, start: tl.ValidStart, xs: make([]xtask, len(tl.Tasks)), forkParent: map[timeline.TaskID]timeline.TaskID{},
-		cur: make([]timeline.TaskID, max(tl.NCPU, 1)), lastSeen: make([]timeline.Time, max(tl.NCPU, 1)), switched: make([]bool, max(tl.NCPU, 1)),
-		lastWake: make([]xlastWake, max(tl.NCPU, 1)), idleSince: make([]timeline.Time, max(tl.NCPU, 1))}
+		cur: make([]timeline.TaskID, n), lastSeen: make([]timeline.Time, n), switched: make([]bool, n),
+		lastWake: make([]xlastWake, n), idleSince: make([]timeline.Time, n)}
 	for i := range x.cur {
 		x.cur[i] = timeline.NoTask
 		x.lastSeen[i] = timeline.NoTime
@@ -89,24 +119,94 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 		x.xs[i].waitFrom = timeline.NoTime
 		x.xs[i].wokenAt = timeline.NoTime
 	}
-	x.aff = opts.Affinity
-	if x.aff == nil || x.aff.Len() != len(tl.Tasks) {
-		m, err := affinity.Build(tl, affinity.BuildOptions{NoInfer: true})
-		if err != nil {
-			return nil, fmt.Errorf("replay: extract: %w", err)
+	return x
+}
+
+// resolveSpeed returns the speed of every CPU of tl's machine under spec,
+// and the assumption that says where it came from. SpeedAuto on a machine
+// with more than one capacity class walks the trace once to collect the
+// evidence calibrateSpeed weighs.
+func resolveSpeed(tl *timeline.Timeline, topo *topology.Topology, spec SpeedSpec) ([]int, Assumption, error) {
+	n := max(tl.NCPU, 1)
+	class, perf := speedClasses(topo, n)
+	base := make([]int, n)
+	for i := range base {
+		base[i] = perf[class[i]]
+	}
+	a := Assumption{Name: AssumeCPUSpeed}
+	switch spec.Mode {
+	case SpeedEqual:
+		sp := make([]int, n)
+		for i := range sp {
+			sp[i] = topology.CapacityScale
 		}
-		x.aff = m
+		a.Detail = "--cpu-speed equal: every CPU did work at speed 1024 whatever its capacity (an emulated guest, or capacities that are only labels)"
+		return sp, a, nil
+	case SpeedCapacity:
+		a.Detail = "--cpu-speed capacity: every CPU did work at its capacity (" + speedText(class, perf) + ")"
+		return base, a, nil
+	case SpeedTable:
+		for i := 0; i < n; i++ {
+			if i >= len(spec.Table) || spec.Table[i] <= 0 {
+				return nil, a, fmt.Errorf("cpu speed %s: CPU %d has no speed (the trace has %d CPUs)", spec.Source, i, n)
+			}
+		}
+		if len(spec.Table) > n {
+			for i := n; i < len(spec.Table); i++ {
+				if spec.Table[i] > 0 {
+					return nil, a, fmt.Errorf("cpu speed %s: CPU %d is not in the trace (%d CPUs)", spec.Source, i, n)
+				}
+			}
+		}
+		sp := slices.Clone(spec.Table[:n])
+		tc, tp := make([]int, n), slices.Clone(sp)
+		slices.Sort(tp)
+		tp = slices.Compact(tp)
+		slices.Reverse(tp)
+		for i, v := range sp {
+			tc[i] = slices.Index(tp, v)
+		}
+		a.Detail = "--cpu-speed " + spec.Source + ": " + speedText(tc, tp)
+		return sp, a, nil
+	case SpeedAuto:
+	default:
+		return nil, a, fmt.Errorf("replay: unknown speed mode %d", spec.Mode)
 	}
+	if len(perf) == 1 {
+		a.Detail = fmt.Sprintf("every CPU has capacity %d: speed %d for all, nothing to calibrate", perf[0], perf[0])
+		return base, a, nil
+	}
+	x := newExtractor(tl, base)
+	x.collect(class, len(perf))
 	x.run()
-	w, err := x.build()
-	if err != nil {
-		return nil, err
+	fits, why := calibrateSpeed(perf, x.bursts, x.speedLives())
+	sp := slices.Clone(base)
+	var parts []string
+	for k := 1; k < len(perf); k++ {
+		cpus := cpusOfClass(class, k)
+		if f := fits[k]; f != nil {
+			for i := range sp {
+				if class[i] == k {
+					sp[i] = f.speed
+				}
+			}
+			parts = append(parts, fmt.Sprintf("CPUs %s (capacity %d) calibrated to speed %d from %s", cpus, perf[k], f.speed, f.evidence))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("CPUs %s (capacity %d) at speed %d, their capacity, by default: %s", cpus, perf[k], perf[k], why[k]))
 	}
-	extractGroups(w, tl)
-	if defaultTopo {
-		w.Assumptions = append(w.Assumptions, Assumption{Name: "topology-default", Detail: "the trace carries no topology: every CPU is taken as capacity 1024"})
+	a.Detail = fmt.Sprintf("CPUs %s (capacity %d) at speed %d; ", cpusOfClass(class, 0), perf[0], perf[0]) + strings.Join(parts, "; ") +
+		" (without evidence a CPU is taken to run at its capacity, as the kernel's PELT scaling assumes; --cpu-speed equal|capacity|FILE overrides)"
+	return sp, a, nil
+}
+
+// speedText lists CPUs by speed class: "CPUs 1-2 at 1024, 0,3-5 at 383".
+func speedText(class, speed []int) string {
+	var parts []string
+	for k, v := range speed {
+		parts = append(parts, fmt.Sprintf("%s at %d", cpusOfClass(class, k), v))
 	}
-	return w, nil
+	return "CPUs " + strings.Join(parts, ", ")
 }
 
 type xstate uint8
@@ -158,6 +258,8 @@ type xtask struct {
 	waitFrom  timeline.Time   // when it last became runnable
 	maxWait   int64           // its longest completed wait (ns)
 	external  int
+	clsRun    []int64 // run time per speed class (only while collecting speed evidence)
+	segCls    []int64 // clsRun when the current segment began
 }
 
 type extractor struct {
@@ -180,6 +282,47 @@ type extractor struct {
 	taskPreempt   []int64           // wake-to-run of task-raised wakeups and forks that preempt their waker (ns)
 	irqBusy       []int64           // wake-to-run of interrupt-raised wakeups that preempt the task running on their CPU (ns)
 	nWaitingAtEnd int               // tasks woken or preempted, waiting when the recording ended
+	cls           []int             // per CPU, its speed class; nil: no speed evidence is collected
+	nclass        int
+	bursts        []speedBurst // run time per class of each whole burst (wakeup to block)
+}
+
+// collect makes the walk gather speed evidence: CPU i is in class cls[i]
+// of n.
+func (x *extractor) collect(cls []int, n int) {
+	x.cls, x.nclass = cls, n
+}
+
+// noteBurst records the burst task id just ended by blocking, when a
+// recorded wakeup began it.
+func (x *extractor) noteBurst(id timeline.TaskID) {
+	xt := &x.xs[id]
+	if x.cls == nil || xt.clsRun == nil || len(xt.segs) == 0 || xt.segs[len(xt.segs)-1].wake.kind == WakeStart {
+		return
+	}
+	run := make([]int64, x.nclass)
+	for k := range run {
+		run[k] = xt.clsRun[k]
+		if xt.segCls != nil {
+			run[k] -= xt.segCls[k]
+		}
+	}
+	x.bursts = append(x.bursts, speedBurst{task: int(id), run: run})
+}
+
+// speedLives returns the run time per class of every task forked and
+// exited in the recording, keyed by parent and comm stem.
+func (x *extractor) speedLives() []speedLife {
+	var out []speedLife
+	for id := range x.xs {
+		xt := &x.xs[id]
+		if xt.state != xDead || xt.clsRun == nil || len(xt.segs) == 0 || xt.segs[0].wake.kind != WakeFork {
+			continue
+		}
+		key := strconv.Itoa(int(xt.segs[0].wake.waker)) + "/" + commStem(x.tl.TaskName(timeline.TaskID(id)))
+		out = append(out, speedLife{key: key, run: slices.Clone(xt.clsRun)})
+	}
+	return out
 }
 
 // xlastWake is a task wake issued on a CPU: if the waker blocks and the
@@ -213,6 +356,12 @@ func (x *extractor) stopRunning(id timeline.TaskID, t timeline.Time) {
 	xt := &x.xs[id]
 	if xt.state == xRunning && xt.runStart != timeline.NoTime && t > xt.runStart {
 		xt.work += int64(t-xt.runStart) * x.capOf(xt.cpu)
+		if x.cls != nil && xt.cpu >= 0 && xt.cpu < len(x.cls) {
+			if xt.clsRun == nil {
+				xt.clsRun = make([]int64, x.nclass)
+			}
+			xt.clsRun[x.cls[xt.cpu]] += int64(t - xt.runStart)
+		}
 	}
 	xt.runStart = timeline.NoTime
 }
@@ -231,6 +380,9 @@ func (x *extractor) closeSeg(id timeline.TaskID) {
 		xt.segs[n-1].work = xt.work - xt.segStart
 	}
 	xt.segStart = xt.work
+	if xt.clsRun != nil {
+		xt.segCls = append(xt.segCls[:0], xt.clsRun...)
+	}
 }
 
 func (x *extractor) notePrio(id timeline.TaskID, i int) {
@@ -404,6 +556,7 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			x.closeSeg(prev)
 			xt.state = xDead
 		default:
+			x.noteBurst(prev)
 			x.closeSeg(prev)
 			xt.state = xSleeping
 			xt.blockAt = t
@@ -588,6 +741,18 @@ func (x *extractor) notePeriodic(id timeline.TaskID, t timeline.Time, wk *xwake)
 	xt.lastTimer = t
 }
 
+// delayDist is the distribution of the samples of at most maxDelayNs (nil
+// with fewer than minDelaySamples of them).
+func delayDist(v []int64) DelayDist {
+	var kept []int64
+	for _, d := range v {
+		if d <= maxDelayNs {
+			kept = append(kept, d)
+		}
+	}
+	return NewDelayDist(kept)
+}
+
 func median(v []int64) int64 {
 	if len(v) == 0 {
 		return 0
@@ -756,7 +921,7 @@ func (x *extractor) build() (*Workload, error) {
 		}
 	}
 	w.Assumptions = []Assumption{
-		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x capacity / 1024"},
+		{Name: AssumeFMax, Detail: "CPUs ran at full frequency: work = time x speed / 1024 (speeds: cpu-speed)"},
 		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},
 		{Name: AssumeNoSync, Detail: fmt.Sprintf("WF_SYNC is not traced: %d wakeups of one process by another are taken as sync (pipes and sockets wake with WF_SYNC), wakeups within a thread group as non-sync (futexes do not), unless the waker blocked right after it and the wakee took the waker's CPU (sync-pair)", nIPC)},
 		{Name: AssumeWakeAfterBlock, Detail: "every recorded wake ended a recorded sleep: a wake that fires before its wakee has blocked in the replay waits for the block, then wakes it at once"},
@@ -772,13 +937,12 @@ func (x *extractor) build() (*Workload, error) {
 	if nRun > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeRunAtEnd, Detail: "tasks running when the recording ended, or preempted and waiting no longer than usual for them, keep demanding CPU until the replay ends", Tasks: nRun})
 	}
-	w.WakeDelays = WakeDelays{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote),
-		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt)}
-	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: fmt.Sprintf(
-		"leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows: median wake-to-run on an idle CPU %s raised there (%d wakeups), %s raised on another CPU (%d); of an interrupt-raised wakeup preempting the running task %s (%d), of a task's wakeup or fork preempting that task %s (%d); each used when from at least %d wakeups, under 1 ms",
-		usText(w.WakeDelays.LocalNs, w.WakeDelays.Local), w.WakeDelays.Local, usText(w.WakeDelays.RemoteNs, w.WakeDelays.Remote), w.WakeDelays.Remote,
-		usText(w.WakeDelays.IRQPreemptNs, w.WakeDelays.IRQPreempt), w.WakeDelays.IRQPreempt,
-		usText(w.WakeDelays.TaskPreemptNs, w.WakeDelays.TaskPreempt), w.WakeDelays.TaskPreempt, minDelaySamples)})
+	w.WakeDelays = WakeDelays{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), LocalQ: delayDist(x.idleLocal),
+		RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote), RemoteQ: delayDist(x.idleRemote),
+		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), IRQPreemptQ: delayDist(x.irqBusy),
+		TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt), TaskPreemptQ: delayDist(x.taskPreempt)}
+	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: "leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows, each delay drawn from its recorded wake-to-run times (20 quantiles) when there are enough: " +
+		delaysText(w.WakeDelays, x.idleLocal, x.idleRemote, x.irqBusy, x.taskPreempt)})
 	if x.nWaitingAtEnd > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
 	}

@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -12,9 +13,10 @@ import (
 // segments separated by blocking, each started by a Wake that names its
 // cause.
 //
-// Work is measured in nanoseconds of a capacity-1024 CPU at full frequency:
-// a segment that ran 3 ms on a CPU of capacity 383 is 3 ms × 383/1024 ≈
-// 1.12 ms of work, and replays in 1.12 ms on a big CPU.
+// Work is measured in nanoseconds of a speed-1024 CPU at full frequency: a
+// segment that ran 3 ms on a CPU of speed 383 is 3 ms × 383/1024 ≈ 1.12 ms
+// of work, and replays in 1.12 ms on a CPU of speed 1024. A CPU's speed is
+// its capacity unless the trace or the user says otherwise (SpeedMode).
 type Workload struct {
 	Name string `json:"name,omitempty"`
 	// Start is the time origin of the workload (the recording's valid
@@ -47,6 +49,12 @@ type Workload struct {
 	// wakeup and the switch it causes (Extract fills it; zero counts when
 	// the recording has no such wakeups).
 	WakeDelays WakeDelays `json:"wake_delays,omitzero"`
+	// Speed is the speed of each CPU of the recording machine (1024 = the
+	// fastest) at which Extract turned run time into work. The replay runs
+	// CPU i at Speed[i] when the topology has as many CPUs, else at
+	// topology.Perf: the same recorded burst then takes as long as it
+	// took. Nil: topology.Perf.
+	Speed []int `json:"cpu_speed,omitempty"`
 	// Unobserved lists the recording's gaps (lost events, clipped
 	// buffers). The replay copies them into its timeline, so that the
 	// modeled run is measured only where the recorded one was observed:
@@ -58,56 +66,92 @@ type Workload struct {
 }
 
 // WakeDelays holds medians of the recorded wake-to-run time (sched_waking
-// to the switch-in), each with its sample count. Local and Remote are tasks
-// woken onto an idle CPU that ran them first: raised on that CPU itself (an
-// interrupt: leaving the idle state and schedule()), and raised on another
-// CPU (an IPI on top of that).
+// to the switch-in), each with its sample count, and the distributions the
+// replay draws from. Local and Remote are tasks woken onto an idle CPU that
+// ran them first: raised on that CPU itself (an interrupt: leaving the
+// idle state and schedule()), and raised on another CPU (an IPI on top of
+// that). Each distribution (the ...Q fields) holds the samples of at most
+// maxDelayNs, and is nil with fewer than minDelaySamples of them.
 type WakeDelays struct {
-	LocalNs  int64 `json:"local_ns"`
-	Local    int   `json:"local"`
-	RemoteNs int64 `json:"remote_ns"`
-	Remote   int   `json:"remote"`
+	LocalNs  int64     `json:"local_ns"`
+	Local    int       `json:"local"`
+	LocalQ   DelayDist `json:"local_q,omitempty"`
+	RemoteNs int64     `json:"remote_ns"`
+	Remote   int       `json:"remote"`
+	RemoteQ  DelayDist `json:"remote_q,omitempty"`
 	// IRQPreemptNs is the median wake-to-run time of wakeups raised by an
 	// interrupt on a busy CPU whose task they preempted at once.
-	IRQPreemptNs int64 `json:"irq_preempt_ns"`
-	IRQPreempt   int   `json:"irq_preempt"`
+	IRQPreemptNs int64     `json:"irq_preempt_ns"`
+	IRQPreempt   int       `json:"irq_preempt"`
+	IRQPreemptQ  DelayDist `json:"irq_preempt_q,omitempty"`
 	// TaskPreemptNs is the median wake-to-run time of wakeups and forks
 	// raised by a task that preempted that task at its next switch.
-	TaskPreemptNs int64 `json:"task_preempt_ns"`
-	TaskPreempt   int   `json:"task_preempt"`
+	TaskPreemptNs int64     `json:"task_preempt_ns"`
+	TaskPreempt   int       `json:"task_preempt"`
+	TaskPreemptQ  DelayDist `json:"task_preempt_q,omitempty"`
 }
 
-// minDelaySamples is how many wakeups a median needs before CalibratedOptions
-// uses it; maxDelayNs bounds what is believed (a longer median is a trace
-// that misses switches, not a CPU).
+// minDelaySamples is how many wakeups of at most maxDelayNs a delay needs
+// before CalibratedOptions draws it from the recording (a longer one is a
+// trace that misses switches, not a CPU).
 const (
-	minDelaySamples = 20
+	minDelaySamples = delayQuantiles
 	maxDelayNs      = 1_000_000
 )
 
-// CalibratedOptions returns DefaultOptions with the delays taken from what
-// w's recording shows (WakeDelays): IdleExit is the median wake-to-run time
-// of wakeups raised on the idle CPU itself, IRQResched that of interrupt
-// wakeups preempting a running task, TaskResched that of task wakeups and
-// forks preempting their waker, and IPIDelay the median of wakeups onto an
-// idle CPU raised elsewhere less IdleExit and half the jitter. Figures from
-// fewer than 20 wakeups, or over 1 ms, are not used: the defaults stay.
+// CalibratedOptions returns DefaultOptions with each delay drawn from what
+// w's recording shows (WakeDelays), each by its own evidence:
+//
+//   - IdleExitDist: wakeups raised on an idle CPU by an interrupt there,
+//     which measure the exit from idle alone;
+//   - IdleWakeDist: wakeups onto an idle CPU raised on another CPU, which
+//     measure the IPI and the exit together, so nothing is subtracted;
+//   - IRQReschedDist, TaskReschedDist: wakeups preempting the task running
+//     on their CPU, raised by an interrupt or by that task.
+//
+// A delay with fewer than minDelaySamples samples keeps the default:
+// IdleExit, IRQResched and TaskResched 0 (at once), an IPI IPIDelay plus up
+// to IPIJitter (2 + 0..2 µs), and a remote wakeup onto an idle CPU pays
+// that IPI and then the idle exit. IPIs to busy CPUs always take IPIDelay
+// and IPIJitter: the recording does not show them apart.
 func CalibratedOptions(w *Workload) Options {
 	o := DefaultOptions()
 	iw := w.WakeDelays
-	if iw.Local >= minDelaySamples && iw.LocalNs > 0 && iw.LocalNs <= maxDelayNs {
-		o.IdleExit = iw.LocalNs
+	if len(iw.LocalQ) > 0 {
+		o.IdleExitDist, o.IdleExit = iw.LocalQ, iw.LocalQ.Median()
 	}
-	if iw.IRQPreempt >= minDelaySamples && iw.IRQPreemptNs > 0 && iw.IRQPreemptNs <= maxDelayNs {
-		o.IRQResched = iw.IRQPreemptNs
+	o.IdleWakeDist = iw.RemoteQ
+	if len(iw.IRQPreemptQ) > 0 {
+		o.IRQReschedDist, o.IRQResched = iw.IRQPreemptQ, iw.IRQPreemptQ.Median()
 	}
-	if iw.TaskPreempt >= minDelaySamples && iw.TaskPreemptNs > 0 && iw.TaskPreemptNs <= maxDelayNs {
-		o.TaskResched = iw.TaskPreemptNs
-	}
-	if iw.Remote >= minDelaySamples && iw.RemoteNs > 0 && iw.RemoteNs <= maxDelayNs {
-		o.IPIDelay = max(iw.RemoteNs-o.IdleExit-o.IPIJitter/2, 0)
+	if len(iw.TaskPreemptQ) > 0 {
+		o.TaskReschedDist, o.TaskResched = iw.TaskPreemptQ, iw.TaskPreemptQ.Median()
 	}
 	return o
+}
+
+// delaysText says, for the wake-delays note, what CalibratedOptions takes
+// from d.
+func delaysText(d WakeDelays, local, remote, irq, task []int64) string {
+	one := func(what string, samples []int64, q DelayDist, dflt string) string {
+		kept := 0
+		for _, v := range samples {
+			if v <= maxDelayNs {
+				kept++
+			}
+		}
+		if len(q) == 0 {
+			return fmt.Sprintf("%s: %d wakeups (%d within 1 ms), fewer than %d: default %s", what, len(samples), kept, minDelaySamples, dflt)
+		}
+		return fmt.Sprintf("%s: drawn from %d wakeups within 1 ms (of %d; p10 %s, p50 %s, p90 %s)", what, kept, len(samples),
+			usText(q[len(q)/10], 1), usText(q.Median(), 1), usText(q[len(q)*9/10], 1))
+	}
+	return strings.Join([]string{
+		one("exit from idle (wakeups raised on the idle CPU itself)", local, d.LocalQ, "0 us"),
+		one("wakeup onto an idle CPU from another CPU, IPI and exit together", remote, d.RemoteQ, "an IPI of 2 us + 0..2 us, then the exit from idle"),
+		one("an interrupt's wakeup preempting the running task", irq, d.IRQPreemptQ, "0 us"),
+		one("a task's wakeup or fork preempting that task", task, d.TaskPreemptQ, "0 us"),
+	}, "; ")
 }
 
 // Assumption is a named thing a workload takes for granted. Reports print
@@ -121,7 +165,8 @@ type Assumption struct {
 // Named assumptions. Extract and ParseSpec use these names.
 const (
 	AssumeFlatCgroups    = "flat-cgroups"     // groups unknown (no group table): every task in the root group, weighing by its own nice
-	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × capacity / 1024
+	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × speed / 1024
+	AssumeCPUSpeed       = "cpu-speed"        // each CPU's speed (1024 = fastest) and where it came from
 	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
 	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
 	AssumeNoSync         = "wake-sync-ipc"    // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync

@@ -33,6 +33,7 @@ func newReplayCmd() *cobra.Command {
 		out      string
 		top      int
 		wakers   string
+		cpuSpeed string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
@@ -72,8 +73,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return usagef("policy %q: %v", desc, err)
 			}
-			model, err := policies.New(cfg)
-			if err != nil {
+			if _, err := policies.New(cfg); err != nil {
 				return usagef("policy %q: %v", desc, err)
 			}
 			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
@@ -89,9 +89,20 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return err
 			}
-			w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: am})
+			speed, err := replay.ParseSpeed(cpuSpeed)
+			if err != nil {
+				return usagef("--cpu-speed: %v", err)
+			}
+			w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: am, Speed: speed})
 			if err != nil {
 				return err
+			}
+			cost, costNote := policies.CalibratedCost(w, topo)
+			cfg.Cost = cost
+			w.Assumptions = append(w.Assumptions, costNote)
+			model, err := policies.New(cfg)
+			if err != nil {
+				return usagef("policy %q: %v", desc, err)
 			}
 			w.WakeRule = rule
 			switch rule {
@@ -162,6 +173,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 	fl.StringVar(&topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")
 	fl.IntVar(&top, "top", 10, "rows in the per-comm and per-task tables")
+	fl.StringVar(&cpuSpeed, "cpu-speed", "auto", `how fast each CPU ran the recorded work: "auto" (calibrated from the trace where it shows the same work on CPUs of different capacity, else capacity), "equal" (every CPU at 1024: an emulated guest), "capacity", or a file of "CPULIST SPEED" lines`)
 	fl.StringVar(&wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed) or "late-any" (the recorded one, or any once the sleep outlasts the recorded one)`)
 	return cmd
 }

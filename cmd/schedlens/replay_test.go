@@ -113,3 +113,39 @@ func TestReplayRestricted(t *testing.T) {
 		t.Errorf("the text does not say it is restricted:\n%s", text)
 	}
 }
+
+// TestReplayCPUSpeed: --cpu-speed takes equal, capacity or a file, whose
+// errors give the line; the notes (text and JSON) say which speeds the
+// replay used and where they came from, and price the newidle walk.
+func TestReplayCPUSpeed(t *testing.T) {
+	juno := fx + "qemu-juno-asym/trace.txt.zst"
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "speed.txt")
+	if err := os.WriteFile(bad, []byte("0-5 1024\n3 400\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := execute(t, "replay", "--cpu-speed", bad, juno)
+	if code != 2 || !strings.Contains(stderr, "speed.txt:2: CPU 3 already has a speed (line 1)") {
+		t.Errorf("bad speed file: exit %d, stderr %q", code, stderr)
+	}
+	out, stderr, code := execute(t, "replay", "--format", "json", "--cpu-speed", "equal", juno)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(doc.Notes, "\n")
+	for _, want := range []string{"cpu-speed: --cpu-speed equal", "newidle-cost: ", "wake-delays: "} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("JSON notes lack %q:\n%s", want, joined)
+		}
+	}
+	text, _, _ := execute(t, "replay", juno)
+	if !strings.Contains(text, "calibrated to speed") {
+		t.Errorf("text notes do not give the calibrated speed:\n%s", text)
+	}
+}
