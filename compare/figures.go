@@ -333,3 +333,32 @@ func sortScopes(s []ScopeFigures) []ScopeFigures {
 	})
 	return s
 }
+
+// TakeCompletion replaces the completion figures of s (overall, per class,
+// comm and task) by those of o: the same run measured over a longer window.
+// A modeled run that went on past the recording's end (replay.Options.
+// Overrun) is measured over the recording's window for every figure but
+// completion, which takes the whole run, so that a job that finishes later
+// shows as finishing later instead of being cut at the window's end.
+func (s *Side) TakeCompletion(o *Side) {
+	s.Overall.CompletionNs = o.Overall.CompletionNs
+	for i := range s.Classes {
+		if f := o.Scope(s.Classes[i].Scope); f != nil {
+			s.Classes[i].CompletionNs = f.CompletionNs
+		}
+	}
+	for i := range s.Comms {
+		if f := o.Scope(s.Comms[i].Scope); f != nil {
+			s.Comms[i].CompletionNs = f.CompletionNs
+		}
+	}
+	byPID := map[timeline.TID]int64{}
+	for _, t := range o.Tasks {
+		byPID[t.PID] = t.CompletionNs
+	}
+	for i := range s.Tasks {
+		if c, ok := byPID[s.Tasks[i].PID]; ok {
+			s.Tasks[i].CompletionNs = c
+		}
+	}
+}

@@ -128,3 +128,24 @@ func TestCompletionOpenAtEnd(t *testing.T) {
 		t.Errorf("window 50-350: a %d, b %d, want 150000 and 300000", a, b)
 	}
 }
+
+func TestTakeCompletion(t *testing.T) {
+	s := &Side{Overall: Figures{RunNs: 5, CompletionNs: 10},
+		Comms:   []ScopeFigures{{Scope: CommScope("a"), Figures: Figures{CompletionNs: 10}}, {Scope: CommScope("b"), Figures: Figures{CompletionNs: 7}}},
+		Classes: []ScopeFigures{{Scope: ClassScope("nice 0"), Figures: Figures{CompletionNs: 10}}},
+		Tasks:   []TaskFigures{{PID: 1, Comm: "a", Figures: Figures{CompletionNs: 10}}, {PID: 2, Comm: "b", Figures: Figures{CompletionNs: 7}}}}
+	o := &Side{Overall: Figures{RunNs: 9, CompletionNs: 14},
+		Comms:   []ScopeFigures{{Scope: CommScope("a"), Figures: Figures{CompletionNs: 14}}},
+		Classes: []ScopeFigures{{Scope: ClassScope("nice 0"), Figures: Figures{CompletionNs: 14}}},
+		Tasks:   []TaskFigures{{PID: 1, Comm: "a", Figures: Figures{CompletionNs: 14}}}}
+	s.TakeCompletion(o)
+	if s.Overall.CompletionNs != 14 || s.Overall.RunNs != 5 {
+		t.Errorf("overall = %+v, want completion 14 and run 5 kept", s.Overall)
+	}
+	if s.Comms[0].CompletionNs != 14 || s.Comms[1].CompletionNs != 7 || s.Classes[0].CompletionNs != 14 {
+		t.Errorf("scopes = %+v %+v", s.Comms, s.Classes)
+	}
+	if s.Tasks[0].CompletionNs != 14 || s.Tasks[1].CompletionNs != 7 {
+		t.Errorf("tasks = %+v", s.Tasks)
+	}
+}

@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -86,8 +87,17 @@ func (s *Sim) loop() error {
 	for len(s.q) > 0 {
 		e := s.q.pop()
 		if e.at > s.end {
-			s.now = s.end
-			break
+			limit := s.end
+			if s.opts.Overrun > 0 && s.end < timeline.Time(math.MaxInt64)-s.opts.Overrun {
+				limit = s.end + s.opts.Overrun
+			}
+			if s.exitsLeft == 0 || e.at > limit {
+				if s.exitsLeft > 0 {
+					s.now = limit // cut at the overrun's end
+				}
+				s.now = max(s.now, s.end)
+				break
+			}
 		}
 		if e.at > s.now {
 			s.now = e.at

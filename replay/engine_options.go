@@ -18,6 +18,12 @@ type Options struct {
 	// it is after Workload.Start; otherwise the run lasts until no task can
 	// run any more.
 	End timeline.Time
+	// Overrun lets the run go on past its end, by at most this much (ns),
+	// while a task that exits in the workload (EndExit) has not exited:
+	// so that a change that makes a job finish later than the recording
+	// did shows as a later completion, not as a job cut at the end.
+	// 0: stop at the end.
+	Overrun timeline.Time
 	// IPIDelay is the latency of a resched or wake-list IPI, from the
 	// sending CPU to the target acting on it (ns). IPIJitter adds a
 	// uniformly drawn 0..IPIJitter ns to each IPI.

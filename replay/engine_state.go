@@ -93,6 +93,9 @@ type Sim struct {
 
 	now timeline.Time
 	end timeline.Time
+	// exitsLeft counts the tasks that exit in the workload and have not
+	// yet (Options.Overrun).
+	exitsLeft int
 	// unobserved holds, per CPU, the recording's gaps in time order, and
 	// gapAt the index of the first one not yet passed: events the model
 	// emits inside a gap are left out of its timeline, as the recording
@@ -163,6 +166,11 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.tick = 1_000_000_000 / int64(hz)
 	s.now = w.Start
 	s.end = opts.End
+	for i := range w.Tasks {
+		if w.Tasks[i].End == EndExit {
+			s.exitsLeft++
+		}
+	}
 	if s.end == 0 && w.End > w.Start {
 		s.end = w.End
 	}

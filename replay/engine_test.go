@@ -314,3 +314,34 @@ task b start 2ms
 		t.Errorf("%d migrations in the timeline, want 1", n)
 	}
 }
+
+// TestEngineOverrun: a task that exits in the workload but has not by the
+// end keeps the run going with Options.Overrun (at most that long past the
+// end); without it the run stops at the end.
+func TestEngineOverrun(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 1
+task a
+  run 6ms
+  exit
+task b
+  run 6ms
+  exit
+`)
+	sp.Workload.End = 10_000_000
+	for _, tc := range []struct {
+		overrun  timeline.Time
+		finished bool
+		end      timeline.Time
+	}{
+		{0, false, 10_000_000},
+		{5_000_000, true, 12_000_000},
+		{1_000_000, false, 11_000_000},
+	} {
+		r := simulate(t, sp, newFIFO(0), Options{Overrun: tc.overrun})
+		done := r.Tasks[0].Finished && r.Tasks[1].Finished
+		if done != tc.finished || r.End != tc.end {
+			t.Errorf("overrun %d: both finished %v, end %d; want %v, %d", tc.overrun, done, r.End, tc.finished, tc.end)
+		}
+	}
+}

@@ -149,6 +149,7 @@ func (s *Sim) endSegment(cpu, t int) {
 		tr.state = TaskDone
 		tr.res.Exit = s.now
 		tr.res.Finished = true
+		s.exitsLeft--
 		c.curr = -1
 		c.outState = timeline.StateExitDead
 		if tk.TGID == int32(tk.TID) {
