@@ -104,7 +104,9 @@ func newExtractor(tl *timeline.Timeline, speeds []int) *extractor {
 	x := &extractor{tl: tl, caps: caps, start: tl.ValidStart, xs: make([]xtask, len(tl.Tasks)), forkParent: map[timeline.TaskID]timeline.TaskID{},
 		cur: make([]timeline.TaskID, n), lastSeen: make([]timeline.Time, n), switched: make([]bool, n),
 		lastWake: make([]xlastWake, n), idleSince: make([]timeline.Time, n)}
+	x.wakeAt = make([]timeline.Time, n)
 	for i := range x.cur {
+		x.wakeAt[i] = timeline.NoTime
 		x.cur[i] = timeline.NoTask
 		x.lastSeen[i] = timeline.NoTime
 		x.lastWake[i] = xlastWake{waker: timeline.NoTask, wakee: timeline.NoTask}
@@ -265,6 +267,8 @@ type xtask struct {
 type extractor struct {
 	tl            *timeline.Timeline
 	aff           *affinity.Map
+	wakeAt        []timeline.Time // per CPU, the last wakeup that targeted it
+	tickRuns      []int64         // runs ended by a task that waited through them, with no wakeup onto the CPU (ns)
 	caps          []int64
 	start         timeline.Time
 	xs            []xtask
@@ -422,14 +426,17 @@ func (x *extractor) run() {
 		case timeline.KindWaking:
 			x.notePrio(tl.TaskOf[i], i)
 			x.doWake(i, t, cpu)
+			x.noteWakeTarget(i, t)
 		case timeline.KindWakeup:
 			x.notePrio(tl.TaskOf[i], i)
 			if !tl.HasWaking {
 				x.doWake(i, t, cpu)
 			}
+			x.noteWakeTarget(i, t)
 		case timeline.KindWakeupNew:
 			x.notePrio(tl.TaskOf[i], i)
 			x.doWakeNew(i, t, cpu)
+			x.noteWakeTarget(i, t)
 		}
 		x.lastSeen[cpu] = t
 	}
@@ -543,10 +550,18 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 	if x.isTask(prev) {
 		xt := &x.xs[prev]
 		x.reveal(prev, cpu)
+		st := tl.States[i]
+		if xt.state == xRunning && st.Runnable() && xt.runStart != timeline.NoTime && xt.runStart > x.start &&
+			(x.wakeAt[cpu] == timeline.NoTime || x.wakeAt[cpu] < xt.runStart) && x.isTask(next) {
+			// Preempted by a task that waited through the whole run, with
+			// no wakeup onto this CPU meanwhile: the tick ended the run.
+			if nx := &x.xs[next]; nx.state == xRunnable && nx.waitFrom != timeline.NoTime && nx.waitFrom <= xt.runStart {
+				x.tickRuns = append(x.tickRuns, int64(t-xt.runStart))
+			}
+		}
 		if xt.state == xRunning {
 			x.stopRunning(prev, t)
 		}
-		st := tl.States[i]
 		switch {
 		case st.Runnable():
 			xt.state = xRunnable
@@ -809,6 +824,14 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 	x.markWoken(xt, t, cpu, by, timeline.NoTask)
 }
 
+// noteWakeTarget records that event i, a wakeup, targeted a CPU: a run
+// there that a wakeup may have ended is no tick evidence.
+func (x *extractor) noteWakeTarget(i int, t timeline.Time) {
+	if c := int(x.tl.Args[i]); c >= 0 && c < len(x.wakeAt) {
+		x.wakeAt[c] = t
+	}
+}
+
 // ipc reports whether a wakeup of wakee by waker is taken as an IPC wakeup
 // (pipe, socket), which the kernel issues with WF_SYNC: the two are in
 // different thread groups, or a thread group is not known. A wakeup within
@@ -943,6 +966,9 @@ func (x *extractor) build() (*Workload, error) {
 		TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt), TaskPreemptQ: delayDist(x.taskPreempt)}
 	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: "leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows, each delay drawn from its recorded wake-to-run times (20 quantiles) when there are enough: " +
 		delaysText(w.WakeDelays, x.idleLocal, x.idleRemote, x.irqBusy, x.taskPreempt)})
+	w.TickRuns = TickRuns{N: len(x.tickRuns), MedianNs: median(x.tickRuns)}
+	_, why := w.TickHZ()
+	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeTick, Detail: why})
 	if x.nWaitingAtEnd > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
 	}

@@ -49,6 +49,10 @@ type Workload struct {
 	// wakeup and the switch it causes (Extract fills it; zero counts when
 	// the recording has no such wakeups).
 	WakeDelays WakeDelays `json:"wake_delays,omitzero"`
+	// TickRuns is what the recording shows of the tick: runs of a task
+	// ended by a preemption (R) in favour of a task that waited through the
+	// whole run, with no wakeup onto the CPU meanwhile (Extract fills it).
+	TickRuns TickRuns `json:"tick_runs,omitzero"`
 	// Speed is the speed of each CPU of the recording machine (1024 = the
 	// fastest) at which Extract turned run time into work. The replay runs
 	// CPU i at Speed[i] when the topology has as many CPUs, else at
@@ -91,6 +95,40 @@ type WakeDelays struct {
 	TaskPreemptQ  DelayDist `json:"task_preempt_q,omitempty"`
 }
 
+// TickRuns summarises the runs a tick ended: their number and median
+// length (ns).
+type TickRuns struct {
+	N        int   `json:"n"`
+	MedianNs int64 `json:"median_ns"`
+}
+
+// Tick-run calibration: with at least minTickRuns such runs whose median
+// is over slowTickFactor ticks of the default HZ, the recording machine
+// delivered its ticks late (an emulated or overcommitted guest, whose vCPU
+// threads the host deschedules: a run lasts until the next tick the vCPU
+// actually takes), and the replay ticks at the rate the runs show.
+const (
+	minTickRuns    = 20
+	slowTickFactor = 2
+	defaultHZ      = 250
+)
+
+// TickHZ returns the tick rate the recording's tick-ended runs imply, and
+// why; 0 when they do not call for one (too few runs, or runs no longer
+// than a tick or two of the default HZ: a slice ended them).
+func (w *Workload) TickHZ() (int, string) {
+	tr := w.TickRuns
+	tick := int64(1e9 / defaultHZ)
+	switch {
+	case tr.N < minTickRuns:
+		return 0, fmt.Sprintf("%d runs ended by the tick (a preemption in favour of a task that waited through the run, no wakeup onto the CPU), fewer than %d: HZ %d", tr.N, minTickRuns, defaultHZ)
+	case tr.MedianNs <= slowTickFactor*tick:
+		return 0, fmt.Sprintf("%d runs ended by the tick, median %s: within %d ticks of HZ %d, which the replay keeps", tr.N, usText(tr.MedianNs, tr.N), slowTickFactor, defaultHZ)
+	}
+	hz := max(int(1e9/tr.MedianNs), 10)
+	return hz, fmt.Sprintf("%d runs ended by the tick, median %s, over %d ticks of HZ %d: the recording machine delivered its ticks late (a guest whose vCPUs the host deschedules), so the replay ticks at HZ %d, once per median run", tr.N, usText(tr.MedianNs, tr.N), slowTickFactor, defaultHZ, hz)
+}
+
 // minDelaySamples is how many wakeups of at most maxDelayNs a delay needs
 // before CalibratedOptions draws it from the recording (a longer one is a
 // trace that misses switches, not a CPU).
@@ -116,6 +154,11 @@ const (
 // and IPIJitter: the recording does not show them apart.
 func CalibratedOptions(w *Workload) Options {
 	o := DefaultOptions()
+	if w.HZ == 0 {
+		if hz, _ := w.TickHZ(); hz > 0 {
+			o.HZ = hz
+		}
+	}
 	iw := w.WakeDelays
 	if len(iw.LocalQ) > 0 {
 		o.IdleExitDist, o.IdleExit = iw.LocalQ, iw.LocalQ.Median()
@@ -165,6 +208,7 @@ type Assumption struct {
 // Named assumptions. Extract and ParseSpec use these names.
 const (
 	AssumeFlatCgroups    = "flat-cgroups"     // groups unknown (no group table): every task in the root group, weighing by its own nice
+	AssumeTick           = "tick"             // the tick rate, from the runs a tick ended
 	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × speed / 1024
 	AssumeCPUSpeed       = "cpu-speed"        // each CPU's speed (1024 = fastest) and where it came from
 	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
