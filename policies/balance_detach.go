@@ -51,18 +51,40 @@ func (m *Model) canMigrateTask(t int, env *lbEnv) bool {
 	if e.delayed || !e.onRQ {
 		return false // delayed sleepers are not moved by this model
 	}
-	if m.cfg.With(PatchLBEligibleFirst) && env.sd.nrBalanceFailed == 0 && m.ineligibleOnDst(t, env.dst) {
-		*m.c.lbIneligibleSkip++
-		return false
+	if env.sd.nrBalanceFailed == 0 && m.ineligibleOnDst(t, env.dst) {
+		if m.cfg.With(PatchLBEligibleFirst) {
+			*m.c.lbIneligibleSkip++
+			if m.canMigrateRest(t, env, false) {
+				m.patchDiverged(PatchLBEligibleFirst)
+			}
+			return false
+		}
+		ok := m.canMigrateRest(t, env, true)
+		if ok {
+			m.patchDiverged(PatchLBEligibleFirst)
+		}
+		return ok
 	}
+	return m.canMigrateRest(t, env, true)
+}
+
+// canMigrateRest is can_migrate_task after the seed-000 test. With apply
+// false it only answers, leaving env's flags alone (the alternative the
+// knob counter evaluates).
+func (m *Model) canMigrateRest(t int, env *lbEnv, apply bool) bool {
+	e := &m.ent[t]
 	if e.kthread {
 		return false
 	}
 	if !m.allowed(t, env.dst) {
-		env.flags |= lbfSomePinned
+		if apply {
+			env.flags |= lbfSomePinned
+		}
 		return false
 	}
-	env.flags &^= lbfAllPinned
+	if apply {
+		env.flags &^= lbfAllPinned
+	}
 	if int(m.rq[env.src].curr) == t {
 		return false
 	}
@@ -109,7 +131,11 @@ func (m *Model) detachTasks(env *lbEnv) (moved, examined int) {
 			switch env.mtype {
 			case migrateLoad:
 				load := max(m.taskLoad(p), 1)
-				if m.cfg.Has(FeatLBMin) && load < 16 && env.sd.nrBalanceFailed == 0 {
+				light := load < 16 && env.sd.nrBalanceFailed == 0
+				if light && m.watched(FeatLBMin) && shrBound(load, env.sd.nrBalanceFailed) <= env.imbalance {
+					m.featDiverged(FeatLBMin)
+				}
+				if m.cfg.Has(FeatLBMin) && light {
 					ok = false
 				} else if shrBound(load, env.sd.nrBalanceFailed) > env.imbalance {
 					ok = false
@@ -118,6 +144,9 @@ func (m *Model) detachTasks(env *lbEnv) (moved, examined int) {
 				}
 			case migrateUtil:
 				util := int64(m.taskUtilEst(p))
+				if m.watched(FeatUtilEst) && m.utilFits(util, env) != m.utilFits(int64(m.taskUtilEstWith(p, !m.cfg.Has(FeatUtilEst))), env) {
+					m.featDiverged(FeatUtilEst)
+				}
 				if m.utilTooBig(util, env) {
 					*m.c.lbUtilSkip++
 					ok = false

@@ -168,7 +168,7 @@ func (m *Model) updateSDLBStats(env *lbEnv) {
 			env.busiest = sgs
 		}
 	}
-	if m.cfg.Has(FeatSISUtil) && env.idle != cpuNewlyIdle && m.domains.sdLLC[env.dst] == sd {
+	if (m.cfg.Has(FeatSISUtil) || m.watched(FeatSISUtil)) && env.idle != cpuNewlyIdle && m.domains.sdLLC[env.dst] == sd {
 		m.updateIdleCPUScan(env.dst, sumUtil, len(sd.span), sd.imbalancePct)
 	}
 }

@@ -126,6 +126,9 @@ func (m *Model) groupDequeued(q *cfsRQ) {
 		m.finishDequeue(root, int(gq.se), true)
 		return
 	}
+	if m.watched(FeatDelayDequeue) && !root.eligibleV(se.v) {
+		m.featDiverged(FeatDelayDequeue)
+	}
 	if m.cfg.Has(FeatDelayDequeue) && !root.eligibleV(se.v) {
 		se.delayed = true
 		*m.c.groupDelayed++

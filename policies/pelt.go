@@ -168,8 +168,8 @@ func (m *Model) utilEstDequeue(rq *runQueue, t int) {
 // decreases through a 1/4 EWMA, skipped within 1%, above the CPU's
 // capacity, or when the task did not get all the CPU it wanted.
 func (m *Model) utilEstUpdate(rq *runQueue, t int) {
-	if !m.cfg.Has(FeatUtilEst) {
-		return
+	if !m.cfg.Has(FeatUtilEst) && !m.watched(FeatUtilEst) {
+		return // the estimate is kept without UTIL_EST only for its knob counter
 	}
 	e := &m.ent[t]
 	m.peltUpdateTask(t)
@@ -199,9 +199,14 @@ func (m *Model) taskUtil(t int) float64 {
 }
 
 func (m *Model) taskUtilEst(t int) float64 {
+	return m.taskUtilEstWith(t, m.cfg.Has(FeatUtilEst))
+}
+
+// taskUtilEstWith is task_util_est under UTIL_EST (est) or without it.
+func (m *Model) taskUtilEstWith(t int, est bool) float64 {
 	m.peltUpdateTask(t)
 	e := &m.ent[t]
-	if m.cfg.Has(FeatUtilEst) {
+	if est {
 		return math.Max(e.util, e.utilEst)
 	}
 	return e.util
@@ -259,6 +264,9 @@ func (m *Model) cpuRunnable(rq *runQueue) int64 {
 func (m *Model) refreshCapacity(rq *runQueue) int64 {
 	m.syncRQ(rq)
 	c := rq.capOrig
+	if m.watched(FeatNontaskCapacity) && int64(rq.rtUtil) > 0 {
+		m.featDiverged(FeatNontaskCapacity)
+	}
 	if m.cfg.Has(FeatNontaskCapacity) {
 		c -= int64(rq.rtUtil)
 	}

@@ -120,7 +120,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				return err
 			}
 			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: res.Policy, Seed: seed, HZ: opts.HZ, Topology: topo.Source,
-				Window: win, Comparison: compare.Compare(rec, mod, "recorded", "modeled"), ModeledEvents: sim.Len(),
+				Window: win, Comparison: compare.Compare(rec, mod, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: res.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
 			rep.Trace.Format, rep.Trace.Compression, rep.Trace.Clock, rep.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
 			rep.Trace.SkippedRecords = ld.Meta.Skipped
@@ -140,8 +140,6 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}
-			// rep.Knobs stays empty: the policies package does not count
-			// what each knob changed yet.
 			return compare.WriteReplay(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
