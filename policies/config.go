@@ -326,9 +326,19 @@ func (c *Config) apply(tok string) error {
 		if !ok {
 			return fmt.Errorf("unknown patch %q: want one of %s", tok[1:], strings.Join(patchNames(), ", "))
 		}
+		// A sign that asks for what the version already is would be
+		// silently a no-op: say what the version has and how to change it.
+		k, _ := KernelByVersion(c.Kernel)
+		has := k.Patches&p.Patch != 0
 		if tok[0] == '+' {
+			if has {
+				return fmt.Errorf("+%s: %s already has it (upstream: %s); to model %s without it, write -%s", p.Name, c.Kernel, p.Upstream, c.Kernel, p.Name)
+			}
 			c.Patches |= p.Patch
 		} else {
+			if !has {
+				return fmt.Errorf("-%s: %s does not have it (upstream: %s); to model %s with it, write +%s", p.Name, c.Kernel, p.Upstream, c.Kernel, p.Name)
+			}
 			c.Patches &^= p.Patch
 		}
 	case strings.HasPrefix(tok, "NO_"):
