@@ -263,10 +263,7 @@ func Parse(s string) (Config, error) {
 		return Config{}, fmt.Errorf("empty policy: want a kernel version such as 6.12")
 	}
 	head := strings.TrimPrefix(strings.TrimPrefix(parts[0], "mainline-"), "v")
-	n := 0
-	for n < len(head) && (head[n] == '.' || (head[n] >= '0' && head[n] <= '9')) {
-		n++
-	}
+	n := len(Version(head))
 	var extra []string
 	if n < len(head) {
 		extra = append(extra, head[n:])

@@ -26,6 +26,9 @@ type knobCounters struct {
 	patch [nPatches]*int64
 	feat  [nFeatures]*int64
 	watch Feature // features toggled from the version's default
+	// noWatch (tests) evaluates no feature alternative, to check that
+	// evaluating them does not change the run.
+	noWatch bool
 }
 
 func patchIndex(p Patch) int     { return bits.TrailingZeros8(uint8(p)) }
@@ -37,6 +40,9 @@ func knobCounterName(name string) string { return "knob." + name }
 func (m *Model) initKnobs() {
 	k, _ := KernelByVersion(m.cfg.Kernel)
 	m.k.watch = (m.cfg.Features ^ k.Features) & (featEnd - 1)
+	if m.k.noWatch {
+		m.k.watch = 0
+	}
 	for _, p := range Patches {
 		m.k.patch[patchIndex(p.Patch)] = m.s.Counter(knobCounterName(p.Name))
 	}
@@ -154,6 +160,7 @@ func (m *Model) Knobs() []replay.Knob {
 	return out
 }
 
+// knob returns the report of one knob.
 func (m *Model) knob(name string, on, toggled bool, count int64) replay.Knob {
 	kn := replay.Knob{Name: name, On: on, Toggled: toggled, Count: count}
 	if why, ok := knobNotCounted[name]; ok {

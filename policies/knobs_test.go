@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/schedlens/schedlens/replay"
@@ -155,5 +156,49 @@ func TestKnobsReport(t *testing.T) {
 	}
 	if w := r.Knobs[0].Warning(); w == "" {
 		t.Errorf("lb-eligible-first toggled on one CPU: want a never-fired warning")
+	}
+}
+
+// TestKnobCountingLeavesRunAlone: evaluating a feature's other setting
+// must not change the run (an extra PELT update at a point the run does
+// not make one moves floating-point sums). Each toggled feature replays a
+// real capture (the 2-CPU oracle-busy run: wake_affine, idle scans,
+// balancing) with and without its alternative evaluated; the timelines
+// must be the same.
+func TestKnobCountingLeavesRunAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a real capture 2 x 8 times")
+	}
+	path := filepath.Join("..", "fixtures", "real", "ftrace-oracle-busy", "trace.txt.zst")
+	tl, topo := loadReal(t, path)
+	w, err := replay.Extract(tl, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, policy := range []string{"6.12,NO_WA_WEIGHT", "6.12,NO_WA_BIAS", "6.12,NO_UTIL_EST", "6.12,NO_SIS_UTIL",
+		"6.18,NO_RUN_TO_PARITY", "6.12,LB_MIN,NO_DELAY_DEQUEUE", "6.12,WAKEUP_PICK,NO_WAKEUP_PREEMPTION", "6.6,NO_CORE_SYNC,NO_NONTASK_CAPACITY"} {
+		cfg, err := Parse(policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs [2]*replay.Result
+		for i, noWatch := range []bool{false, true} {
+			m, _ := New(cfg)
+			m.k.noWatch = noWatch
+			if runs[i], err = replay.Simulate(w, topo, m, replay.CalibratedOptions(w)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, b := runs[0].Timeline, runs[1].Timeline
+		same := a.Len() == b.Len()
+		for i := 0; same && i < a.Len(); i++ {
+			same = a.Event(i) == b.Event(i)
+		}
+		if !same {
+			t.Errorf("%s: counting changed the run (%d vs %d events)", policy, a.Len(), b.Len())
+		}
+		if len(runs[0].Knobs) <= len(runs[1].Knobs) {
+			t.Errorf("%s: no feature knob reported with counting on", policy)
+		}
 	}
 }

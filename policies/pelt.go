@@ -169,10 +169,15 @@ func (m *Model) utilEstDequeue(rq *runQueue, t int) {
 // capacity, or when the task did not get all the CPU it wanted.
 func (m *Model) utilEstUpdate(rq *runQueue, t int) {
 	if !m.cfg.Has(FeatUtilEst) && !m.watched(FeatUtilEst) {
-		return // the estimate is kept without UTIL_EST only for its knob counter
+		return
 	}
 	e := &m.ent[t]
-	m.peltUpdateTask(t)
+	if m.cfg.Has(FeatUtilEst) {
+		// Without UTIL_EST the estimate is kept only for its knob
+		// counter, from util_avg as it stands: an update here would
+		// change the run.
+		m.peltUpdateTask(t)
+	}
 	dequeued := e.util
 	ewma := e.utilEst
 	if ewma <= dequeued {
@@ -217,6 +222,15 @@ func (m *Model) taskUtilEstWith(t int, est bool) float64 {
 func (m *Model) taskLoad(t int) int64 {
 	m.peltUpdateTask(t)
 	return m.loadOf(t)
+}
+
+// loadAsIs is task_h_load of t with every signal as it stands: nothing is
+// brought up to now (for the knob counters' alternatives).
+func (m *Model) loadAsIs(t int) int64 {
+	if m.ent[t].grp >= 0 {
+		return m.taskHLoadAsIs(t)
+	}
+	return int64(m.ent[t].load)
 }
 
 // loadOf is task_h_load of t with t's signals as they stand.

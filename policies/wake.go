@@ -161,23 +161,27 @@ func (m *Model) firstAllowedIdleOr(t, prev int) int {
 // It counts the choices a watched WA_* feature's other setting makes
 // differently.
 func (m *Model) wakeAffine(sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
-	got := m.wakeAffineWith(m.cfg.Features, sd, t, thisCPU, prev, sync, waker)
+	got := m.wakeAffineWith(m.cfg.Features, true, sd, t, thisCPU, prev, sync, waker)
 	for _, f := range []Feature{FeatWAIdle, FeatWAWeight, FeatWABias} {
-		if m.watched(f) && m.wakeAffineWith(m.cfg.Features^f, sd, t, thisCPU, prev, sync, waker) != got {
+		if m.watched(f) && m.wakeAffineWith(m.cfg.Features^f, false, sd, t, thisCPU, prev, sync, waker) != got {
 			m.featDiverged(f)
 		}
 	}
 	return got
 }
 
-// wakeAffineWith is wake_affine under the WA_* features in feats.
-func (m *Model) wakeAffineWith(feats Feature, sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
+// wakeAffineWith is wake_affine under the WA_* features in feats. With
+// sync false (the alternatives the knob counters evaluate) the loads are
+// read as they were last brought up to date: bringing PELT sums up to now
+// at a point the run itself does not would change the run (the sums are
+// floating point, so an extra update moves them in the last bits).
+func (m *Model) wakeAffineWith(feats Feature, sync bool, sd *schedDomain, t, thisCPU, prev int, wsync bool, waker int) int {
 	target := -1
 	if feats&FeatWAIdle != 0 {
-		target = m.wakeAffineIdle(thisCPU, prev, sync)
+		target = m.wakeAffineIdle(thisCPU, prev, wsync)
 	}
 	if feats&FeatWAWeight != 0 && target < 0 {
-		target = m.wakeAffineWeight(feats&FeatWABias != 0, sd, t, thisCPU, prev, sync, waker)
+		target = m.wakeAffineWeight(feats&FeatWABias != 0, sync, sd, t, thisCPU, prev, wsync, waker)
 	}
 	if target != thisCPU {
 		return prev
@@ -201,22 +205,27 @@ func (m *Model) wakeAffineIdle(thisCPU, prev int, sync bool) int {
 	return -1
 }
 
-func (m *Model) wakeAffineWeight(bias bool, sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
-	thisEff := m.cpuLoad(m.rq[thisCPU])
+func (m *Model) wakeAffineWeight(bias, fresh bool, sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
+	cpuLoad, tLoad := m.cpuLoad, m.taskLoad
+	if !fresh {
+		cpuLoad = func(rq *runQueue) int64 { return int64(m.rootLoadAvg(rq)) }
+		tLoad = m.loadAsIs
+	}
+	thisEff := cpuLoad(m.rq[thisCPU])
 	if sync && waker >= 0 {
-		cur := m.taskLoad(waker)
+		cur := tLoad(waker)
 		if cur > thisEff {
 			return thisCPU
 		}
 		thisEff -= cur
 	}
-	taskLoad := m.taskLoad(t)
+	taskLoad := tLoad(t)
 	thisEff += taskLoad
 	if bias {
 		thisEff *= 100
 	}
 	thisEff *= m.rq[prev].capOf
-	prevEff := m.cpuLoad(m.rq[prev]) - taskLoad
+	prevEff := cpuLoad(m.rq[prev]) - taskLoad
 	if bias {
 		prevEff *= 100 + (sd.imbalancePct-100)/2
 	}
