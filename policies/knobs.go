@@ -93,8 +93,8 @@ var knobWhat = map[string][2]string{
 		"new tasks given half a slice to their first deadline",
 		"new tasks given a whole slice that PLACE_DEADLINE_INITIAL halves"},
 	"PLACE_REL_DEADLINE": {
-		"migrations that kept the deadline relative to vruntime",
-		"migrations that dropped the deadline that PLACE_REL_DEADLINE keeps"},
+		"dequeues other than sleeps (migrations, exits) that kept the deadline relative to vruntime",
+		"dequeues other than sleeps (migrations, exits) that dropped the deadline PLACE_REL_DEADLINE keeps"},
 	"RUN_TO_PARITY": {
 		"picks that kept a protected current over an earlier deadline (NO_RUN_TO_PARITY switches)",
 		"picks that switched away from a current RUN_TO_PARITY would keep"},
@@ -129,8 +129,8 @@ var knobWhat = map[string][2]string{
 		"capacity_of readings lowered by RT pressure",
 		"capacity_of readings RT pressure would lower"},
 	"CORE_SYNC": {
-		"core-wide picks and ticks synchronized after forced idle that the RFC code leaves unsynchronized",
-		"core-wide picks and ticks left unsynchronized after forced idle that need_sync synchronizes"},
+		"core-wide picks after a forced idle that need_sync marked for the synchronized pick (the RFC code does not), and half-slice tick reschedules",
+		"core-wide picks after a forced idle left to need_sync's other reasons (CORE_SYNC forces the synchronized pick), and half-slice tick reschedules not made"},
 	"WAKEUP_PICK": {
 		"wakeup checks the pick-based rule decided differently (a delayed sleeper dequeued, a forked wakee refused)",
 		"wakeup checks the pick-based rule would decide differently"},
