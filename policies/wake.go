@@ -171,17 +171,17 @@ func (m *Model) wakeAffine(sd *schedDomain, t, thisCPU, prev int, sync bool, wak
 }
 
 // wakeAffineWith is wake_affine under the WA_* features in feats. With
-// sync false (the alternatives the knob counters evaluate) the loads are
+// fresh false (the alternatives the knob counters evaluate) the loads are
 // read as they were last brought up to date: bringing PELT sums up to now
 // at a point the run itself does not would change the run (the sums are
 // floating point, so an extra update moves them in the last bits).
-func (m *Model) wakeAffineWith(feats Feature, sync bool, sd *schedDomain, t, thisCPU, prev int, wsync bool, waker int) int {
+func (m *Model) wakeAffineWith(feats Feature, fresh bool, sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
 	target := -1
 	if feats&FeatWAIdle != 0 {
-		target = m.wakeAffineIdle(thisCPU, prev, wsync)
+		target = m.wakeAffineIdle(thisCPU, prev, sync)
 	}
 	if feats&FeatWAWeight != 0 && target < 0 {
-		target = m.wakeAffineWeight(feats&FeatWABias != 0, sync, sd, t, thisCPU, prev, wsync, waker)
+		target = m.wakeAffineWeight(feats&FeatWABias != 0, fresh, sd, t, thisCPU, prev, sync, waker)
 	}
 	if target != thisCPU {
 		return prev
