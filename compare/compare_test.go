@@ -136,18 +136,3 @@ func TestJudge(t *testing.T) {
 		t.Errorf("migrations 0 -> 3: %+v", v.Criteria[3])
 	}
 }
-
-func TestKnob(t *testing.T) {
-	k := Knob{Name: "lb-util-shr-bound", Toggled: true, Count: 187, What: "migrations allowed that mainline refused"}
-	if got := k.Line(); got != "lb-util-shr-bound (toggled): 187 migrations allowed that mainline refused" || k.Warning() != "" {
-		t.Errorf("line %q, warning %q", got, k.Warning())
-	}
-	k.Count = 0
-	if got := k.Warning(); got != "lb-util-shr-bound never fired: the change cannot show on this trace" {
-		t.Errorf("warning %q", got)
-	}
-	k.Toggled = false
-	if k.Warning() != "" || k.Line() != "lb-util-shr-bound: 0 migrations allowed that mainline refused" {
-		t.Errorf("untoggled knob: %q %q", k.Line(), k.Warning())
-	}
-}

@@ -45,9 +45,10 @@ func handReplay(t *testing.T, flt metrics.Filter, filter string) *Replay {
 		Policy: "6.18,+lb-util-shr-bound,+resched-ineligible", Seed: 1, HZ: 250, Topology: "sym-2",
 		Window: rec.Window, Comparison: Compare(rec, mod, "recorded", "modeled"), ModeledEvents: 21, Filter: filter,
 		Knobs: []Knob{
-			{Name: "lb-util-shr-bound", Toggled: true, Count: 187, What: "migrations allowed that mainline refused"},
-			{Name: "resched-ineligible", Toggled: true, Count: 0, What: "preemptions of an ineligible current"},
-			{Name: "newidle-bailout", Count: 12, What: "newidle balances stopped for a waiting task"},
+			{Name: "lb-util-shr-bound", On: true, Toggled: true, Count: 187, What: "migrations allowed that mainline refused"},
+			{Name: "resched-ineligible", On: true, Toggled: true, Count: 0, What: "preemptions of an ineligible current"},
+			{Name: "newidle-bailout", On: true, Count: 12, What: "newidle balances stopped for a waiting task"},
+			{Name: "PROTECT_VPROT", Toggled: true, NotCounted: true, What: "the other protection rule keeps state this run does not"},
 		},
 		Notes:   []string{"assumed flat-cgroups: no cgroup hierarchy in the trace: every task weighs by its own nice"},
 		Command: "schedlens replay --patch lb-util-shr-bound,resched-ineligible hand-made", Version: "test",
@@ -176,9 +177,10 @@ func TestReplayContent(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"Fidelity: ",
-		"lb-util-shr-bound (toggled): 187 migrations allowed that mainline refused",
+		"lb-util-shr-bound (on, toggled): 187 migrations allowed that mainline refused",
 		"warning: resched-ineligible never fired: the change cannot show on this trace",
-		"newidle-bailout: 12 newidle balances stopped for a waiting task",
+		"newidle-bailout (on): 12 newidle balances stopped for a waiting task",
+		"PROTECT_VPROT (off, toggled): not counted: the other protection rule",
 		"CPU time         within 5%",
 	} {
 		if !strings.Contains(out, want) {
@@ -246,7 +248,9 @@ func TestJSONContract(t *testing.T) {
 	if rec, _ := doc["recorded"].(map[string]any); rec["run_ns"] != 975_000.0 || rec["cpu_time_ns"] != rec["run_ns"] {
 		t.Errorf("recorded run_ns %v, cpu_time_ns %v, want 975000 both", rec["run_ns"], rec["cpu_time_ns"])
 	}
-	if ks, _ := doc["knobs"].([]any); len(ks) != 3 || ks[1].(map[string]any)["never_fired"] != true {
+	ks, _ := doc["knobs"].([]any)
+	if len(ks) != 4 || ks[1].(map[string]any)["never_fired"] != true || ks[3].(map[string]any)["not_counted"] != true ||
+		ks[1].(map[string]any)["warning"] != "resched-ineligible never fired: the change cannot show on this trace" || ks[0].(map[string]any)["on"] != true {
 		t.Errorf("knobs %v", doc["knobs"])
 	}
 	cmp, _ := doc["comparison"].(map[string]any)

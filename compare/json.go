@@ -86,10 +86,14 @@ type TaskJSON struct {
 // KnobJSON is a row of "knobs".
 type KnobJSON struct {
 	Name       string `json:"name"`
+	On         bool   `json:"on"`
 	Toggled    bool   `json:"toggled"`
 	Count      int64  `json:"count"`
 	What       string `json:"what"`
+	NotCounted bool   `json:"not_counted,omitempty"`
 	NeverFired bool   `json:"never_fired"`
+	// Warning is the text report's warning line, "" when none.
+	Warning string `json:"warning,omitempty"`
 }
 
 // CellJSON is one metric of a scope.
@@ -231,7 +235,8 @@ func writeReplayJSON(w io.Writer, r *Replay) error {
 		doc.Notes = []string{}
 	}
 	for _, k := range r.Knobs {
-		doc.Knobs = append(doc.Knobs, KnobJSON{Name: k.Name, Toggled: k.Toggled, Count: k.Count, What: k.What, NeverFired: k.NeverFired()})
+		doc.Knobs = append(doc.Knobs, KnobJSON{Name: k.Name, On: k.On, Toggled: k.Toggled, Count: k.Count, What: k.What,
+			NotCounted: k.NotCounted, NeverFired: k.NeverFired(), Warning: k.Warning()})
 	}
 	for i, t := range c.Tasks {
 		if i == r.top() {

@@ -277,10 +277,7 @@ func Parse(s string) (Config, error) {
 		return Config{}, fmt.Errorf("empty policy: want a kernel version such as 6.12")
 	}
 	head := strings.TrimPrefix(strings.TrimPrefix(parts[0], "mainline-"), "v")
-	n := 0
-	for n < len(head) && (head[n] == '.' || (head[n] >= '0' && head[n] <= '9')) {
-		n++
-	}
+	n := len(Version(head))
 	var extra []string
 	if n < len(head) {
 		extra = append(extra, head[n:])
@@ -340,9 +337,19 @@ func (c *Config) apply(tok string) error {
 		if !ok {
 			return fmt.Errorf("unknown patch %q: want one of %s", tok[1:], strings.Join(patchNames(), ", "))
 		}
+		// A sign that asks for what the version already is would be
+		// silently a no-op: say what the version has and how to change it.
+		k, _ := KernelByVersion(c.Kernel)
+		has := k.Patches&p.Patch != 0
 		if tok[0] == '+' {
+			if has {
+				return fmt.Errorf("+%s: %s already has it (upstream: %s); to model %s without it, write -%s", p.Name, c.Kernel, p.Upstream, c.Kernel, p.Name)
+			}
 			c.Patches |= p.Patch
 		} else {
+			if !has {
+				return fmt.Errorf("-%s: %s does not have it (upstream: %s); to model %s with it, write +%s", p.Name, c.Kernel, p.Upstream, c.Kernel, p.Name)
+			}
 			c.Patches &^= p.Patch
 		}
 	case strings.HasPrefix(tok, "NO_"):

@@ -29,6 +29,11 @@ func TestParseConfig(t *testing.T) {
 		{in: "6.12,+fast", errMatch: `unknown patch "fast"`},
 		{in: "6.12,NO_FOO", errMatch: `unknown feature "NO_FOO"`},
 		{in: "6.12,newidle-bailout", errMatch: `is a patch: write \+newidle-bailout`},
+		// A sign that would change nothing is an error naming the other.
+		{in: "6.12,+newidle-bailout", errMatch: "+newidle-bailout: 6.12 already has it (upstream: in 6.6, 6.12 and 6.18 (since about v6.0)); to model 6.12 without it, write -newidle-bailout"},
+		{in: "6.12+lb-util-shr-bound", errMatch: "6.12 already has it"},
+		{in: "6.12,-lb-eligible-first", errMatch: "-lb-eligible-first: 6.12 does not have it (upstream: in 6.18, not in 6.12 (task_is_ineligible_on_dst_cpu)); to model 6.12 with it, write +lb-eligible-first"},
+		{in: "6.18,-resched-ineligible", errMatch: "write +resched-ineligible"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

@@ -241,6 +241,9 @@ func (c *coreSched) pick(cpu, prev int) (replay.Pick, bool) {
 	}
 	sibCookie := c.siblingCookie(cpu)
 	needSync := sibCookie != 0
+	if !needSync && c.fiCount[core] > 0 && m.watched(FeatCoreSync) {
+		m.featDiverged(FeatCoreSync)
+	}
 	if m.cfg.Has(FeatCoreSync) && c.fiCount[core] > 0 {
 		needSync = true
 	}
@@ -253,9 +256,7 @@ func (c *coreSched) pick(cpu, prev int) (replay.Pick, bool) {
 		local := c.peek(cpu)
 		if c.cookieOf(local) == 0 {
 			// the unconstrained pick
-			if m.cfg.With(PatchCoreschedIdleIPI) {
-				c.idleSiblingIPI(cpu)
-			}
+			c.idleSiblingIPI(cpu, m.cfg.With(PatchCoreschedIdleIPI))
 			return replay.Pick{}, false
 		}
 	}
@@ -352,12 +353,17 @@ func (c *coreSched) commit(cpu, prev, next int) replay.Pick {
 // tick is task_tick_core: a lone fair task that used half its slice while a
 // sibling is forced idle gives the core a new pick.
 func (c *coreSched) tick(cpu, curr int) {
-	if !c.multi(cpu) || !c.m.cfg.Has(FeatCoreSync) {
+	m := c.m
+	if !c.multi(cpu) || !(m.cfg.Has(FeatCoreSync) || m.watched(FeatCoreSync)) {
 		return
 	}
-	m := c.m
 	e := &m.ent[curr]
 	if c.fiCount[c.coreOf[cpu]] > 0 && e.cls == clsFair && m.rq[cpu].nrQueued == 1 && (e.sumExec-e.pickExec)*2 > e.slice {
-		m.s.Resched(cpu)
+		if !m.s.NeedResched(cpu) {
+			m.featDiverged(FeatCoreSync)
+		}
+		if m.cfg.Has(FeatCoreSync) {
+			m.s.Resched(cpu)
+		}
 	}
 }

@@ -29,16 +29,23 @@ var infoCoreschedIdleIPI = PatchInfo{
 	Scenario: "004-coresched-idle-ipi.spec",
 }
 
-// idleSiblingIPI is the patch's loop on the unconstrained path of cpu.
-func (c *coreSched) idleSiblingIPI(cpu int) {
+// idleSiblingIPI is the patch's loop on the unconstrained path of cpu
+// when apply is set. Without the patch it only counts the idle siblings
+// with queued tasks the patch would kick.
+func (c *coreSched) idleSiblingIPI(cpu int, apply bool) {
 	for _, s := range c.sibs[cpu] {
-		c.corePick[s] = noCorePick
+		if apply {
+			c.corePick[s] = noCorePick
+		}
 		if s == cpu {
 			continue
 		}
 		if c.m.s.CPUState(s) == replay.CPUIdle && c.m.NrRunning(s) > 0 {
-			*c.m.c.coreIPI++
-			c.m.s.Resched(s)
+			c.m.patchDiverged(PatchCoreschedIdleIPI)
+			if apply {
+				*c.m.c.coreIPI++
+				c.m.s.Resched(s)
+			}
 		}
 	}
 }

@@ -159,8 +159,17 @@ func (m *Model) armProtect(q *cfsRQ, e *entity) {
 	// set_protect_slice (6.18): RUN_TO_PARITY protects up to the deadline
 	// or the shortest queued slice; NO_RUN_TO_PARITY the normalized base
 	// slice as a quantum.
+	e.vprot = m.vprotHorizon(q, e, m.cfg.Has(FeatRunToParity))
+	if m.watched(FeatRunToParity) {
+		e.vprotAlt = m.vprotHorizon(q, e, !m.cfg.Has(FeatRunToParity))
+	}
+}
+
+// vprotHorizon is the horizon set_protect_slice gives e under
+// RUN_TO_PARITY (parity) or NO_RUN_TO_PARITY.
+func (m *Model) vprotHorizon(q *cfsRQ, e *entity, parity bool) int64 {
 	slice := m.normSlice
-	if m.cfg.Has(FeatRunToParity) {
+	if parity {
 		slice = m.minSlice(q)
 	}
 	slice = min(slice, e.slice)
@@ -168,13 +177,13 @@ func (m *Model) armProtect(q *cfsRQ, e *entity) {
 	if slice != e.slice {
 		vprot = min(vprot, e.v+calcDeltaFair(slice, e.w))
 	}
-	e.vprot = vprot
+	return vprot
 }
 
 // cancelProtect is cancel_protect_slice.
 func (m *Model) cancelProtect(e *entity) {
 	if m.cfg.Has(FeatProtectVprot) {
-		e.vprot = e.v
+		e.vprot, e.vprotAlt = e.v, e.v
 		return
 	}
 	if e.vlag == e.dl {
@@ -222,10 +231,14 @@ func (m *Model) updateCurr(q *cfsRQ) {
 		// 6.18: reschedule once the protected horizon is passed and let
 		// the pick decide.
 		resched = resched || !m.protected(e)
-	case m.cfg.Has(FeatPreemptShort):
+	case m.cfg.Has(FeatPreemptShort) || m.watched(FeatPreemptShort):
 		// 6.12 did_preempt_short: protection cancelled (or never re-armed
 		// because the same task was picked again) and current ineligible.
-		resched = resched || (e.vlag != e.dl && !q.eligibleV(e.v))
+		short := e.vlag != e.dl && !q.eligibleV(e.v)
+		if short && !resched {
+			m.featDiverged(FeatPreemptShort)
+		}
+		resched = resched || (short && m.cfg.Has(FeatPreemptShort))
 	}
 	if resched {
 		*m.c.needPreempt++
@@ -251,6 +264,9 @@ func (m *Model) placeEntity(q *cfsRQ, e *entity, initial bool) {
 	e.slice = m.baseSlice
 	vslice := calcDeltaFair(e.slice, e.w)
 	var lag int64
+	if m.watched(FeatPlaceLag) && q.nrQueued > 0 && e.vlag != 0 {
+		m.featDiverged(FeatPlaceLag)
+	}
 	if m.cfg.Has(FeatPlaceLag) && q.nrQueued > 0 && e.vlag != 0 {
 		// Inflate the lag so that it survives adding the entity's own
 		// weight to the average: lag × (W + w) / W.
@@ -265,6 +281,9 @@ func (m *Model) placeEntity(q *cfsRQ, e *entity, initial bool) {
 		e.dl += e.v
 		e.relDL = false
 		return
+	}
+	if initial && m.watched(FeatPlaceDeadlineInitial) {
+		m.featDiverged(FeatPlaceDeadlineInitial)
 	}
 	if m.cfg.Has(FeatPlaceDeadlineInitial) && initial {
 		vslice /= 2
@@ -329,6 +348,9 @@ func (m *Model) dequeueFair(rq *runQueue, t int, flags replay.DequeueFlags) {
 		m.utilEstUpdate(rq, t)
 	}
 	m.utilEstDequeue(rq, t)
+	if m.watched(FeatDelayDequeue) && !e.delayed && sleep && !q.eligibleV(e.v) {
+		m.featDiverged(FeatDelayDequeue)
+	}
 	if !e.delayed && m.cfg.Has(FeatDelayDequeue) && sleep && !q.eligibleV(e.v) {
 		e.delayed = true
 		q.hNr--
@@ -351,6 +373,9 @@ func (m *Model) dequeueFair(rq *runQueue, t int, flags replay.DequeueFlags) {
 func (m *Model) finishDequeue(q *cfsRQ, x int, sleep bool) {
 	e := &m.ent[x]
 	m.updateEntityLag(q, e)
+	if m.watched(FeatPlaceRelDeadline) && !sleep {
+		m.featDiverged(FeatPlaceRelDeadline)
+	}
 	if m.cfg.Has(FeatPlaceRelDeadline) && !sleep {
 		e.dl -= e.v
 		e.relDL = true
@@ -368,6 +393,9 @@ func (m *Model) finishDequeue(q *cfsRQ, x int, sleep bool) {
 		}
 	} else {
 		e.delayed = false
+		if m.watched(FeatDelayZero) && e.vlag > 0 {
+			m.featDiverged(FeatDelayZero)
+		}
 		if m.cfg.Has(FeatDelayZero) && e.vlag > 0 {
 			e.vlag = 0
 		}
@@ -398,8 +426,14 @@ func (m *Model) dequeueDelayed(q *cfsRQ, x int) {
 func (m *Model) requeueDelayed(q *cfsRQ, x int) {
 	e := &m.ent[x]
 	m.updateCurr(q)
+	if m.watched(FeatDelayZero) && !m.cfg.Has(FeatDelayZero) && q.avgVruntime()-e.v > 0 {
+		m.featDiverged(FeatDelayZero) // the lag update_entity_lag would find and drop
+	}
 	if m.cfg.Has(FeatDelayZero) {
 		m.updateEntityLag(q, e)
+		if e.vlag > 0 && m.watched(FeatDelayZero) {
+			m.featDiverged(FeatDelayZero)
+		}
 		if e.vlag > 0 {
 			q.sumSub(e)
 			q.nrQueued--
@@ -425,6 +459,16 @@ func (m *Model) requeueDelayed(q *cfsRQ, x int) {
 // deadline, keeping a protected current under RUN_TO_PARITY. ignoreProtect
 // skips the protection (6.18, a wakee with a shorter slice).
 func (m *Model) pickEEVDF(q *cfsRQ, ignoreProtect bool) int {
+	return m.pickEEVDFFrom(q, ignoreProtect, true)
+}
+
+// pickEEVDFQuiet is pickEEVDF without counting knob decisions, for the
+// alternatives the knob counters evaluate.
+func (m *Model) pickEEVDFQuiet(q *cfsRQ, ignoreProtect bool) int {
+	return m.pickEEVDFFrom(q, ignoreProtect, false)
+}
+
+func (m *Model) pickEEVDFFrom(q *cfsRQ, ignoreProtect, count bool) int {
 	curr := int(q.cfsCurr)
 	if curr >= 0 && !m.ent[curr].onRQ {
 		curr = -1
@@ -439,9 +483,17 @@ func (m *Model) pickEEVDF(q *cfsRQ, ignoreProtect bool) int {
 		curr = -1
 	}
 	if curr >= 0 && !ignoreProtect {
-		protect := m.protected(&m.ent[curr])
+		ce := &m.ent[curr]
+		protect := m.protected(ce)
+		var alt bool // the protection under the other RUN_TO_PARITY
 		if !m.cfg.Has(FeatProtectVprot) {
+			alt = protect && !m.cfg.Has(FeatRunToParity)
 			protect = protect && m.cfg.Has(FeatRunToParity)
+		} else {
+			alt = ce.vprotAlt-ce.v > 0
+		}
+		if count && protect != alt && m.watched(FeatRunToParity) && m.pickEEVDFQuiet(q, true) != curr {
+			m.featDiverged(FeatRunToParity)
 		}
 		if protect {
 			return curr
@@ -573,20 +625,14 @@ func (m *Model) tickFair(rq *runQueue, t int) {
 	if q.grp != nil {
 		m.updateTGLoad(q.grp)
 	}
-	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(q, t) {
-		*m.c.tickResched++
-		m.s.Resched(rq.cpu)
-	}
+	m.tickNeedPreempt(rq, q, t)
 	gq := q.grp
 	if gq == nil || rq.cfsCurr != gq.se {
 		return
 	}
 	m.updateCurr(&rq.cfsRQ)
 	m.updateCFSGroup(gq)
-	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(&rq.cfsRQ, int(gq.se)) {
-		*m.c.tickResched++
-		m.s.Resched(rq.cpu)
-	}
+	m.tickNeedPreempt(rq, &rq.cfsRQ, int(gq.se))
 }
 
 // checkPreemptWakeupFair is check_preempt_wakeup_fair for wakee p and
@@ -594,11 +640,25 @@ func (m *Model) tickFair(rq *runQueue, t int) {
 // the first queue they share (find_matching_se): the tasks themselves in
 // one queue, else the group entities (or root tasks) in the root queue.
 func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
-	ce, pe := &m.ent[curr], &m.ent[p]
 	if !m.cfg.Has(FeatWakeupPreemption) {
+		if m.watched(FeatWakeupPreemption) && m.wakeupWouldPreempt(rq, curr, p) {
+			m.featDiverged(FeatWakeupPreemption)
+		}
 		return false
 	}
-	se, pse, q := curr, p, m.taskQ(rq, curr)
+	preempt := m.wakeupPreemptFair(rq, curr, p)
+	if preempt && m.watched(FeatWakeupPreemption) {
+		m.featDiverged(FeatWakeupPreemption)
+	}
+	return preempt
+}
+
+// matchingSE is find_matching_se for current curr and wakee p: the tasks
+// themselves when they share a queue, else their group entities (or root
+// tasks) in the root queue.
+func (m *Model) matchingSE(rq *runQueue, curr, p int) (se, pse int, q *cfsRQ) {
+	ce, pe := &m.ent[curr], &m.ent[p]
+	se, pse, q = curr, p, m.taskQ(rq, curr)
 	if ce.grp != pe.grp {
 		q = &rq.cfsRQ
 		if ce.grp >= 0 {
@@ -608,19 +668,68 @@ func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 			pse = int(rq.grq[pe.grp].se)
 		}
 	}
-	// se_is_idle: a SCHED_IDLE task; group entities are never idle (no
-	// cpu.idle groups are modeled).
-	currIdle := se == curr && ce.policy == replay.PolicyIdle
-	wakeeIdle := pse == p && pe.policy == replay.PolicyIdle
+	return se, pse, q
+}
+
+// idlePreempt is the SCHED_IDLE part of the wakeup check: 1 preempt, -1
+// do not, 0 go on. se_is_idle is a SCHED_IDLE task; group entities are
+// never idle (no cpu.idle groups are modeled). BATCH and IDLE wakees do
+// not preempt.
+func (m *Model) idlePreempt(curr, p, se, pse int) int {
+	currIdle := se == curr && m.ent[curr].policy == replay.PolicyIdle
+	wakeeIdle := pse == p && m.ent[p].policy == replay.PolicyIdle
 	if currIdle && !wakeeIdle {
-		*m.c.wakePreempt++
-		return true
+		return 1
 	}
-	if currIdle != wakeeIdle {
+	if currIdle != wakeeIdle || m.ent[p].policy != replay.PolicyNormal {
+		return -1
+	}
+	return 0
+}
+
+// wakeupWouldPreempt answers the wakeup check as with WAKEUP_PREEMPTION on,
+// from the state as it stands, for its knob counter: it neither charges
+// the current task nor cancels its protection.
+func (m *Model) wakeupWouldPreempt(rq *runQueue, curr, p int) bool {
+	se, pse, q := m.matchingSE(rq, curr, p)
+	switch m.idlePreempt(curr, p, se, pse) {
+	case 1:
+		return true
+	case -1:
 		return false
 	}
-	// BATCH and IDLE tasks do not preempt others.
-	if pe.policy != replay.PolicyNormal {
+	if int(q.cfsCurr) != se {
+		return false
+	}
+	ignore := m.cfg.Has(FeatProtectVprot) && m.cfg.Has(FeatPreemptShort) && m.ent[pse].slice < m.ent[se].slice
+	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(q, se) {
+		return true
+	}
+	return m.wakeupPickPreempts(q, se, pse, ignore)
+}
+
+// countWakeupPick counts a wakeup check that WAKEUP_PICK's two settings
+// decide differently, from the state before either acts: a forked or
+// delayed wakee the classic test lets preempt, or a pick that lands on a
+// delayed sleeper (the pick-based rule dequeues it and picks again).
+func (m *Model) countWakeupPick(q *cfsRQ, se, pse int, ignore bool) {
+	n := m.pickEEVDFQuiet(q, ignore)
+	pe := &m.ent[pse]
+	if (pe.forked || pe.delayed) && n == pse || n >= 0 && n != pse && n != se && m.ent[n].delayed {
+		m.featDiverged(FeatWakeupPick)
+	}
+}
+
+// wakeupPreemptFair is check_preempt_wakeup_fair past the
+// WAKEUP_PREEMPTION test.
+func (m *Model) wakeupPreemptFair(rq *runQueue, curr, p int) bool {
+	pe := &m.ent[p]
+	se, pse, q := m.matchingSE(rq, curr, p)
+	switch m.idlePreempt(curr, p, se, pse) {
+	case 1:
+		*m.c.wakePreempt++
+		return true
+	case -1:
 		return false
 	}
 	if int(q.cfsCurr) != se {
@@ -628,6 +737,9 @@ func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 	}
 	m.updateCurr(q)
 	sE, pE := &m.ent[se], &m.ent[pse]
+	if m.watched(FeatPreemptShort) && pE.slice < sE.slice && q.eligibleV(pE.v) {
+		m.featDiverged(FeatPreemptShort)
+	}
 	shorter := m.cfg.Has(FeatPreemptShort) && pE.slice < sE.slice
 	ignore := false
 	if m.cfg.Has(FeatProtectVprot) {
@@ -635,9 +747,18 @@ func (m *Model) checkPreemptWakeupFair(rq *runQueue, curr, p int) bool {
 	} else if shorter && q.eligibleV(pE.v) && (pE.dl-sE.dl < 0 || !q.eligibleV(sE.v)) {
 		m.cancelProtect(sE)
 	}
-	if m.cfg.With(PatchReschedIneligible) && m.entityNeedPreempt(q, se) {
-		*m.c.patchPreempt++
-		return true
+	if m.entityNeedPreempt(q, se) {
+		// The patch preempts here; without it the pick below decides.
+		if !m.wakeupPickPreempts(q, se, pse, ignore) {
+			m.patchDiverged(PatchReschedIneligible)
+		}
+		if m.cfg.With(PatchReschedIneligible) {
+			*m.c.patchPreempt++
+			return true
+		}
+	}
+	if m.watched(FeatWakeupPick) {
+		m.countWakeupPick(q, se, pse, ignore)
 	}
 	if m.cfg.Has(FeatWakeupPick) {
 		if pe.forked || pe.delayed {

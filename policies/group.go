@@ -126,6 +126,9 @@ func (m *Model) groupDequeued(q *cfsRQ) {
 		m.finishDequeue(root, int(gq.se), true)
 		return
 	}
+	if m.watched(FeatDelayDequeue) && !root.eligibleV(se.v) {
+		m.featDiverged(FeatDelayDequeue)
+	}
 	if m.cfg.Has(FeatDelayDequeue) && !root.eligibleV(se.v) {
 		se.delayed = true
 		*m.c.groupDelayed++
@@ -317,8 +320,18 @@ func (m *Model) taskHLoad(t int) int64 {
 	if cpu < 0 {
 		cpu = e.cpu
 	}
+	m.syncRQ(m.rq[cpu])
+	return m.taskHLoadAsIs(t)
+}
+
+// taskHLoadAsIs is taskHLoad with the sums as they stand.
+func (m *Model) taskHLoadAsIs(t int) int64 {
+	e := &m.ent[t]
+	cpu := e.peltCPU
+	if cpu < 0 {
+		cpu = e.cpu
+	}
 	rq := m.rq[cpu]
-	m.syncRQ(rq)
 	gq := rq.grq[e.grp]
 	root := int64(m.rootLoadAvg(rq))
 	seLoad := int64(float64(m.ent[gq.se].w) * gq.seFrac)

@@ -26,11 +26,27 @@ var infoLBUtilShrBound = PatchInfo{
 	Scenario: "001-lb-util-shr-bound.spec",
 }
 
-// utilTooBig is the migrate_util test of detach_tasks: is the task's
-// utilization more than the imbalance left?
-func (m *Model) utilTooBig(util int64, env *lbEnv) bool {
+// utilFits is utilTooBig's answer negated, without counting: the test as
+// the run's setting of the patch makes it.
+func (m *Model) utilFits(util int64, env *lbEnv) bool {
 	if m.cfg.With(PatchLBUtilShrBound) {
-		return shrBound(util, env.sd.nrBalanceFailed) > env.imbalance
+		return shrBound(util, env.sd.nrBalanceFailed) <= env.imbalance
 	}
-	return util > env.imbalance
+	return util <= env.imbalance
+}
+
+// utilTooBig is the migrate_util test of detach_tasks: is the task's
+// utilization more than the imbalance left? It counts the tests the
+// other setting of the patch answers differently (after a failed pass,
+// the shifted utilization fits where the whole one does not).
+func (m *Model) utilTooBig(util int64, env *lbEnv) bool {
+	with := shrBound(util, env.sd.nrBalanceFailed) > env.imbalance
+	without := util > env.imbalance
+	if with != without {
+		m.patchDiverged(PatchLBUtilShrBound)
+	}
+	if m.cfg.With(PatchLBUtilShrBound) {
+		return with
+	}
+	return without
 }

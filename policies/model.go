@@ -39,6 +39,7 @@ type entity struct {
 	v, dl     int64
 	vlag      int64 // saved lag; while running, the 6.6/6.12 protection marker
 	vprot     int64 // 6.18 protection horizon
+	vprotAlt  int64 // the horizon under the other RUN_TO_PARITY, when that knob is counted
 	slice     int64
 	onRQ      bool // queued on its CPU's run queue (running, runnable or delayed)
 	delayed   bool // DELAY_DEQUEUE: asleep but still queued
@@ -100,6 +101,7 @@ type Model struct {
 	scratch []bool
 
 	c counters
+	k knobCounters
 }
 
 type counters struct {
@@ -184,6 +186,7 @@ func (m *Model) Attach(s *replay.Sim) error {
 	}
 	m.core.init(m)
 	m.initCounters()
+	m.initKnobs()
 	return nil
 }
 

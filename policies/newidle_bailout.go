@@ -27,14 +27,17 @@ var infoNewidleBailout = PatchInfo{
 }
 
 // newidleBailout is the patch's test in should_we_balance for
-// CPU_NEWLY_IDLE.
+// CPU_NEWLY_IDLE. A task waiting for dst is where the two settings part:
+// the patch abandons the pass, the code before it runs it; either way the
+// pass is counted as one the other setting decides differently.
 func (m *Model) newidleBailout(dst int) bool {
+	if m.NrRunning(dst) == 0 && m.s.WakePending(dst) == 0 {
+		return false
+	}
+	m.patchDiverged(PatchNewidleBailout)
 	if !m.cfg.With(PatchNewidleBailout) {
 		return false
 	}
-	if m.NrRunning(dst) > 0 || m.s.WakePending(dst) > 0 {
-		*m.c.lbNewidleBail++
-		return true
-	}
-	return false
+	*m.c.lbNewidleBail++
+	return true
 }

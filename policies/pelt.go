@@ -168,11 +168,16 @@ func (m *Model) utilEstDequeue(rq *runQueue, t int) {
 // decreases through a 1/4 EWMA, skipped within 1%, above the CPU's
 // capacity, or when the task did not get all the CPU it wanted.
 func (m *Model) utilEstUpdate(rq *runQueue, t int) {
-	if !m.cfg.Has(FeatUtilEst) {
+	if !m.cfg.Has(FeatUtilEst) && !m.watched(FeatUtilEst) {
 		return
 	}
 	e := &m.ent[t]
-	m.peltUpdateTask(t)
+	if m.cfg.Has(FeatUtilEst) {
+		// Without UTIL_EST the estimate is kept only for its knob
+		// counter, from util_avg as it stands: an update here would
+		// change the run.
+		m.peltUpdateTask(t)
+	}
 	dequeued := e.util
 	ewma := e.utilEst
 	if ewma <= dequeued {
@@ -199,9 +204,14 @@ func (m *Model) taskUtil(t int) float64 {
 }
 
 func (m *Model) taskUtilEst(t int) float64 {
+	return m.taskUtilEstWith(t, m.cfg.Has(FeatUtilEst))
+}
+
+// taskUtilEstWith is task_util_est under UTIL_EST (est) or without it.
+func (m *Model) taskUtilEstWith(t int, est bool) float64 {
 	m.peltUpdateTask(t)
 	e := &m.ent[t]
-	if m.cfg.Has(FeatUtilEst) {
+	if est {
 		return math.Max(e.util, e.utilEst)
 	}
 	return e.util
@@ -212,6 +222,15 @@ func (m *Model) taskUtilEst(t int) float64 {
 func (m *Model) taskLoad(t int) int64 {
 	m.peltUpdateTask(t)
 	return m.loadOf(t)
+}
+
+// loadAsIs is task_h_load of t with every signal as it stands: nothing is
+// brought up to now (for the knob counters' alternatives).
+func (m *Model) loadAsIs(t int) int64 {
+	if m.ent[t].grp >= 0 {
+		return m.taskHLoadAsIs(t)
+	}
+	return int64(m.ent[t].load)
 }
 
 // loadOf is task_h_load of t with t's signals as they stand.
@@ -259,6 +278,9 @@ func (m *Model) cpuRunnable(rq *runQueue) int64 {
 func (m *Model) refreshCapacity(rq *runQueue) int64 {
 	m.syncRQ(rq)
 	c := rq.capOrig
+	if m.watched(FeatNontaskCapacity) && int64(rq.rtUtil) > 0 {
+		m.featDiverged(FeatNontaskCapacity)
+	}
 	if m.cfg.Has(FeatNontaskCapacity) {
 		c -= int64(rq.rtUtil)
 	}

@@ -27,6 +27,34 @@ var infoReschedIneligible = PatchInfo{
 	Scenario: "002-resched-ineligible.spec",
 }
 
+// tickNeedPreempt is the patch's call at the end of entity_tick for x, the
+// running entity of q. A reschedule it asks for while none is pending and
+// another entity is queued is one mainline does not make (with x alone the
+// pick that follows takes x again, so nothing differs).
+func (m *Model) tickNeedPreempt(rq *runQueue, q *cfsRQ, x int) {
+	if !m.entityNeedPreempt(q, x) {
+		return
+	}
+	if q.nrQueued > 1 && !m.s.NeedResched(rq.cpu) {
+		m.patchDiverged(PatchReschedIneligible)
+	}
+	if m.cfg.With(PatchReschedIneligible) {
+		*m.c.tickResched++
+		m.s.Resched(rq.cpu)
+	}
+}
+
+// wakeupPickPreempts answers, without changing state or counting, what
+// the end of check_preempt_wakeup_fair decides for wakee pse against se
+// on q: the pick test (with WAKEUP_PICK, a forked or delayed wakee does
+// not preempt, and a pick landing on a delayed sleeper counts as no).
+func (m *Model) wakeupPickPreempts(q *cfsRQ, se, pse int, ignore bool) bool {
+	if pe := &m.ent[pse]; m.cfg.Has(FeatWakeupPick) && (pe.forked || pe.delayed) {
+		return false
+	}
+	return m.pickEEVDFQuiet(q, ignore) == pse
+}
+
 // entityNeedPreempt is check_entity_need_preempt for x, the running entity
 // of q.
 func (m *Model) entityNeedPreempt(q *cfsRQ, x int) bool {

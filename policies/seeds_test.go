@@ -49,6 +49,14 @@ func TestSeed000EligibleFirst(t *testing.T) {
 	if patched.Counters["patch.lb-eligible-first.skipped"] == 0 {
 		t.Fatalf("the patch never applied")
 	}
+	// The knob counts the refusals the rest of can_migrate_task would
+	// have allowed (a subset of the skips), and without the patch the
+	// candidates it would refuse.
+	kp, kb := knobOf(t, patched, "lb-eligible-first"), knobOf(t, base, "lb-eligible-first")
+	t.Logf("%s; %s", kp.Line(), kb.Line())
+	if kp.Count == 0 || kp.Count > patched.Counters["patch.lb-eligible-first.skipped"] || kb.Count == 0 {
+		t.Errorf("knob counts %d (on, %d skips) and %d (off): want both above 0, on at most the skips", kp.Count, patched.Counters["patch.lb-eligible-first.skipped"], kb.Count)
+	}
 	if wp > 0.9*wb {
 		t.Errorf("post-migration wait %.0f us with the patch, want at least 10%% below %.0f us", wp/1000, wb/1000)
 	}
@@ -98,6 +106,15 @@ func TestSeed001UtilShrBound(t *testing.T) {
 	if patched.Counters["lb.util.skipped"] >= base.Counters["lb.util.skipped"] {
 		t.Errorf("migrate_util skips %d with the patch, want fewer than %d", patched.Counters["lb.util.skipped"], base.Counters["lb.util.skipped"])
 	}
+	// With the patch exactly one migrate_util test comes out differently:
+	// CPU 5's pass after the first failure, where 512 >> 1 fits the
+	// imbalance of 383 and the task moves; every CPU then has one task.
+	// Without it, that test fails on every idle balance for seconds.
+	kp, kb := knobOf(t, patched, "lb-util-shr-bound"), knobOf(t, base, "lb-util-shr-bound")
+	t.Logf("%s; %s", kp.Line(), kb.Line())
+	if kp.Count != 1 || kb.Count < 100 || !kb.Toggled || kp.Toggled {
+		t.Errorf("knob counts %d (on) and %d (off, toggled %v): want 1 and hundreds", kp.Count, kb.Count, kb.Toggled)
+	}
 }
 
 func TestSeed002ReschedIneligible(t *testing.T) {
@@ -134,6 +151,11 @@ func TestSeed002ReschedIneligible(t *testing.T) {
 			}
 			if patched.Counters["patch.resched-ineligible.preempt"] == 0 {
 				t.Errorf("the patch never preempted")
+			}
+			kp, kb := knobOf(t, patched, "resched-ineligible"), knobOf(t, base, "resched-ineligible")
+			t.Logf("%s; %s", kp.Line(), kb.Line())
+			if kp.Count == 0 || kb.Count == 0 {
+				t.Errorf("knob counts %d (on) and %d (off): want both above 0", kp.Count, kb.Count)
 			}
 		})
 	}
@@ -186,6 +208,12 @@ func TestSeed003NewidleBailout(t *testing.T) {
 	}
 	if patched.Counters["lb.newidle.bailouts"] == 0 {
 		t.Errorf("no newidle bailout with the patch")
+	}
+	// Every bailout is a pass the code before the patch would have run.
+	kp, kb := knobOf(t, patched, "newidle-bailout"), knobOf(t, base, "newidle-bailout")
+	t.Logf("%s; %s", kp.Line(), kb.Line())
+	if kp.Count != patched.Counters["lb.newidle.bailouts"] || kb.Count == 0 || base.Counters["lb.newidle.bailouts"] != 0 {
+		t.Errorf("knob counts %d (on, %d bailouts) and %d (off): want on = bailouts, off above 0", kp.Count, patched.Counters["lb.newidle.bailouts"], kb.Count)
 	}
 }
 
@@ -259,5 +287,12 @@ func TestSeed004CoreschedIdleIPI(t *testing.T) {
 	}
 	if fixed.Counters["patch.coresched-idle-ipi.kicks"] == 0 {
 		t.Errorf("the fix never kicked a sibling")
+	}
+	// Every kick is one the RFC code does not send; without the fix the
+	// knob counts the idle siblings it would kick.
+	kf, kr := knobOf(t, fixed, "coresched-idle-ipi"), knobOf(t, rfc, "coresched-idle-ipi")
+	t.Logf("%s; %s", kf.Line(), kr.Line())
+	if kf.Count != fixed.Counters["patch.coresched-idle-ipi.kicks"] || kr.Count == 0 {
+		t.Errorf("knob counts %d (on, %d kicks) and %d (off): want on = kicks, off above 0", kf.Count, fixed.Counters["patch.coresched-idle-ipi.kicks"], kr.Count)
 	}
 }

@@ -158,13 +158,30 @@ func (m *Model) firstAllowedIdleOr(t, prev int) int {
 }
 
 // wakeAffine is wake_affine: the waker's CPU or the wakee's previous one.
+// It counts the choices a watched WA_* feature's other setting makes
+// differently.
 func (m *Model) wakeAffine(sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
+	got := m.wakeAffineWith(m.cfg.Features, true, sd, t, thisCPU, prev, sync, waker)
+	for _, f := range []Feature{FeatWAIdle, FeatWAWeight, FeatWABias} {
+		if m.watched(f) && m.wakeAffineWith(m.cfg.Features^f, false, sd, t, thisCPU, prev, sync, waker) != got {
+			m.featDiverged(f)
+		}
+	}
+	return got
+}
+
+// wakeAffineWith is wake_affine under the WA_* features in feats. With
+// fresh false (the alternatives the knob counters evaluate) the loads are
+// read as they were last brought up to date: bringing PELT sums up to now
+// at a point the run itself does not would change the run (the sums are
+// floating point, so an extra update moves them in the last bits).
+func (m *Model) wakeAffineWith(feats Feature, fresh bool, sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
 	target := -1
-	if m.cfg.Has(FeatWAIdle) {
+	if feats&FeatWAIdle != 0 {
 		target = m.wakeAffineIdle(thisCPU, prev, sync)
 	}
-	if m.cfg.Has(FeatWAWeight) && target < 0 {
-		target = m.wakeAffineWeight(sd, t, thisCPU, prev, sync, waker)
+	if feats&FeatWAWeight != 0 && target < 0 {
+		target = m.wakeAffineWeight(feats&FeatWABias != 0, fresh, sd, t, thisCPU, prev, sync, waker)
 	}
 	if target != thisCPU {
 		return prev
@@ -188,23 +205,28 @@ func (m *Model) wakeAffineIdle(thisCPU, prev int, sync bool) int {
 	return -1
 }
 
-func (m *Model) wakeAffineWeight(sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
-	thisEff := m.cpuLoad(m.rq[thisCPU])
+func (m *Model) wakeAffineWeight(bias, fresh bool, sd *schedDomain, t, thisCPU, prev int, sync bool, waker int) int {
+	cpuLoad, tLoad := m.cpuLoad, m.taskLoad
+	if !fresh {
+		cpuLoad = func(rq *runQueue) int64 { return int64(m.rootLoadAvg(rq)) }
+		tLoad = m.loadAsIs
+	}
+	thisEff := cpuLoad(m.rq[thisCPU])
 	if sync && waker >= 0 {
-		cur := m.taskLoad(waker)
+		cur := tLoad(waker)
 		if cur > thisEff {
 			return thisCPU
 		}
 		thisEff -= cur
 	}
-	taskLoad := m.taskLoad(t)
+	taskLoad := tLoad(t)
 	thisEff += taskLoad
-	if m.cfg.Has(FeatWABias) {
+	if bias {
 		thisEff *= 100
 	}
 	thisEff *= m.rq[prev].capOf
-	prevEff := m.cpuLoad(m.rq[prev]) - taskLoad
-	if m.cfg.Has(FeatWABias) {
+	prevEff := cpuLoad(m.rq[prev]) - taskLoad
+	if bias {
 		prevEff *= 100 + (sd.imbalancePct-100)/2
 	}
 	prevEff *= m.rq[thisCPU].capOf
@@ -302,17 +324,35 @@ func (m *Model) selectIdleCapacity(t int, sd *schedDomain, target int, util floa
 	return best
 }
 
-// selectIdleCPU is select_idle_cpu with SIS_UTIL's scan depth and the
-// idle-core search.
-func (m *Model) selectIdleCPU(t int, sd *schedDomain, hasIdleCore bool, target int) int {
-	nr := math.MaxInt32
-	sh := m.domains.llcOf[target]
-	if m.cfg.Has(FeatSISUtil) {
-		nr = sh.nrIdleScan + 1
-		if nr == 1 {
-			return -1
+// scanWouldFind reports whether select_idle_cpu's plain scan of sd from
+// position k on (start the first position) finds an idle CPU for t: what
+// an unlimited depth would have found where SIS_UTIL stopped.
+func (m *Model) scanWouldFind(t int, sd *schedDomain, start, k int) bool {
+	n := len(sd.span)
+	for ; k < n; k++ {
+		cpu := sd.span[(start+k)%n]
+		if m.allowed(t, cpu) && m.idleOrSchedIdle(cpu) && m.core.cookieMatchCPU(cpu, t) {
+			return true
 		}
 	}
+	return false
+}
+
+// selectIdleCPU is select_idle_cpu with SIS_UTIL's scan depth and the
+// idle-core search. Without SIS_UTIL, when its knob is counted, a scan
+// that finds a CPU where the depth would have been 1 (no scan at all) is
+// one SIS_UTIL decides differently.
+func (m *Model) selectIdleCPU(t int, sd *schedDomain, hasIdleCore bool, target int) int {
+	cpu := m.selectIdleCPUScan(t, sd, hasIdleCore, target)
+	if cpu >= 0 && !m.cfg.Has(FeatSISUtil) && m.watched(FeatSISUtil) && m.domains.llcOf[target].nrIdleScan == 0 {
+		m.featDiverged(FeatSISUtil)
+	}
+	return cpu
+}
+
+func (m *Model) selectIdleCPUScan(t int, sd *schedDomain, hasIdleCore bool, target int) int {
+	nr := math.MaxInt32
+	sh := m.domains.llcOf[target]
 	n := len(sd.span)
 	start := 0
 	for i, c := range sd.span {
@@ -321,6 +361,24 @@ func (m *Model) selectIdleCPU(t int, sd *schedDomain, hasIdleCore bool, target i
 			break
 		}
 	}
+	// SIS_UTIL's depth, and for its knob counter the depth the other
+	// setting has (depth <= 0: unlimited).
+	depth, alt := 0, 0
+	if m.cfg.Has(FeatSISUtil) {
+		depth = sh.nrIdleScan + 1
+	} else if m.watched(FeatSISUtil) && sh.nrIdleScan > 0 {
+		alt = sh.nrIdleScan + 1
+	}
+	if depth > 0 {
+		nr = depth
+		if nr == 1 {
+			if m.watched(FeatSISUtil) && m.scanWouldFind(t, sd, start, 0) {
+				m.featDiverged(FeatSISUtil)
+			}
+			return -1
+		}
+	}
+	tries := 0
 	skip := m.coreScratch()
 	idleCPU := -1
 	for k := 0; k < n; k++ {
@@ -353,11 +411,18 @@ func (m *Model) selectIdleCPU(t int, sd *schedDomain, hasIdleCore bool, target i
 			continue
 		}
 		nr--
+		tries++
 		if nr <= 0 {
+			if m.watched(FeatSISUtil) && m.scanWouldFind(t, sd, start, k) {
+				m.featDiverged(FeatSISUtil)
+			}
 			m.clearScratch(skip)
 			return -1
 		}
 		if m.idleOrSchedIdle(cpu) && m.core.cookieMatchCPU(cpu, t) {
+			if alt > 0 && tries >= alt {
+				m.featDiverged(FeatSISUtil) // beyond the depth SIS_UTIL allows
+			}
 			idleCPU = cpu
 			break
 		}

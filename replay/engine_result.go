@@ -16,10 +16,13 @@ type Result struct {
 	// Counters are the engine's and the policy's event counts, by name
 	// ("switch", "preempt", "migrate", "lb.newidle.pulled", ...).
 	Counters map[string]int64
-	Start    timeline.Time
-	End      timeline.Time // when the run stopped
-	Steps    int64         // simulation events processed
-	Emitted  int64         // timeline events emitted
+	// Knobs: per policy knob, how often it changed a decision, when the
+	// policy is a KnobReporter; nil otherwise.
+	Knobs   []Knob
+	Start   timeline.Time
+	End     timeline.Time // when the run stopped
+	Steps   int64         // simulation events processed
+	Emitted int64         // timeline events emitted
 }
 
 // TaskResult is what one task got in a replay.
@@ -64,6 +67,9 @@ func (s *Sim) finish() (*Result, error) {
 	r := &Result{Timeline: tl, Policy: s.pol.Name(), Start: s.w.Start, End: s.now, Steps: s.steps, Emitted: s.emitted, Counters: map[string]int64{}}
 	for name, c := range s.counters {
 		r.Counters[name] = *c
+	}
+	if kr, ok := s.pol.(KnobReporter); ok {
+		r.Knobs = kr.Knobs()
 	}
 	r.Tasks = make([]TaskResult, len(s.tasks))
 	for i := range s.tasks {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlens/schedlens/compare"
+	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/policies"
@@ -56,25 +57,35 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return usagef("--wakers: %v", err)
 			}
-			desc := kernel
+			// The version: --policy's head or --kernel when given (checked
+			// before the trace loads), else the trace's kernel release.
+			explicit := ""
+			if cmd.Flags().Changed("kernel") {
+				explicit = kernel
+			}
 			if policy != "" && policy != "mainline" {
-				desc = policy
+				explicit = policies.Version(policy)
 			}
-			for _, p := range patches {
-				if !strings.HasPrefix(p, "+") && !strings.HasPrefix(p, "-") {
-					p = "+" + p
+			describe := func(version string) string {
+				desc := version
+				if policy != "" && policy != "mainline" {
+					desc = policy
 				}
-				desc += "," + p
+				for _, p := range patches {
+					if !strings.HasPrefix(p, "+") && !strings.HasPrefix(p, "-") {
+						p = "+" + p
+					}
+					desc += "," + p
+				}
+				for _, ft := range features {
+					desc += "," + ft
+				}
+				return desc
 			}
-			for _, ft := range features {
-				desc += "," + ft
-			}
-			cfg, err := policies.Parse(desc)
-			if err != nil {
-				return usagef("policy %q: %v", desc, err)
-			}
-			if _, err := policies.New(cfg); err != nil {
-				return usagef("policy %q: %v", desc, err)
+			if explicit != "" {
+				if _, err := policies.Parse(describe(explicit)); err != nil {
+					return usagef("policy %q: %v", describe(explicit), err)
+				}
 			}
 			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
 			if err != nil {
@@ -84,6 +95,19 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			topo, err := topology.Resolve(ld.Meta.Topology, args[0], topoFlag, tl.NCPU)
 			if err != nil {
 				return err
+			}
+			rel, err := traceRelease(ld, topo, args[0])
+			if err != nil {
+				return err
+			}
+			version, kernelNotes := policies.ChooseKernel(explicit, rel)
+			desc := describe(version)
+			cfg, err := policies.Parse(desc)
+			if err != nil {
+				return usagef("policy %q: %v", desc, err)
+			}
+			if _, err := policies.New(cfg); err != nil {
+				return usagef("policy %q: %v", desc, err)
 			}
 			am, err := aff.build(tl)
 			if err != nil {
@@ -136,13 +160,14 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				return err
 			}
 			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: res.Policy, Seed: seed, HZ: opts.HZ, Topology: topo.Source,
-				Window: win, Comparison: compare.Compare(rec, mod, "recorded", "modeled"), ModeledEvents: sim.Len(),
+				Window: win, Comparison: compare.Compare(rec, mod, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: res.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
 			rep.Trace.Format, rep.Trace.Compression, rep.Trace.Clock, rep.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
 			rep.Trace.SkippedRecords = ld.Meta.Skipped
 			if rep.Policy == "" {
 				rep.Policy = desc
 			}
+			rep.Notes = append(rep.Notes, kernelNotes...)
 			for _, a := range w.Assumptions {
 				note := "assumed " + a.Name + ": " + a.Detail
 				if a.Tasks > 0 {
@@ -156,8 +181,6 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}
-			// rep.Knobs stays empty: the policies package does not count
-			// what each knob changed yet.
 			return compare.WriteReplay(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
@@ -165,7 +188,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 	aff.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description such as "6.12,+resched-ineligible,NO_RUN_TO_PARITY"`)
-	fl.StringVar(&kernel, "kernel", "6.18", "kernel version whose mainline model to run (6.6, 6.12, 6.18)")
+	fl.StringVar(&kernel, "kernel", policies.DefaultKernel(), "kernel version whose mainline model to run (6.6, 6.12, 6.18); by default the newest modeled version at or below the trace's kernel release when the trace carries it (perf.data header, Perfetto system info, topology capture, meta.txt next to the trace)")
 	fl.StringSliceVar(&features, "feature", nil, "sched_feat switch, e.g. NO_RUN_TO_PARITY (repeatable)")
 	fl.StringSliceVar(&patches, "patch", nil, "seed patch knob to turn on (+name) or off (-name): "+strings.Join(patchList(), ", "))
 	fl.IntVar(&hz, "hz", 250, "tick rate (CONFIG_HZ) of the model")
@@ -184,6 +207,24 @@ func patchList() []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// traceRelease is what the trace says about its kernel release, from the
+// first source that has it: the trace itself (perf.data header, Perfetto
+// system info as record writes it), the topology capture, then meta.txt
+// next to the trace.
+func traceRelease(ld *ingest.Loaded, topo *topology.Topology, path string) (policies.Release, error) {
+	if ld.Meta.Kernel != "" {
+		return policies.Release{Release: ld.Meta.Kernel, Source: "in the " + ld.Meta.Format + " trace"}, nil
+	}
+	if topo != nil && topo.Kernel != nil && topo.Kernel.Release != "" {
+		return policies.Release{Release: topo.Kernel.Release, Source: "from the topology capture " + topo.Source}, nil
+	}
+	rel, file, err := ingest.ReleaseNextTo(path)
+	if err != nil || rel == "" {
+		return policies.Release{}, err
+	}
+	return policies.Release{Release: rel, Source: "from " + file}, nil
 }
 
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can

@@ -149,3 +149,96 @@ func TestReplayCPUSpeed(t *testing.T) {
 		t.Errorf("text notes do not give the calibrated speed:\n%s", text)
 	}
 }
+
+// replayJSON runs replay with --format json and decodes what these tests
+// read.
+func replayJSON(t *testing.T, args ...string) (doc struct {
+	Policy string             `json:"policy"`
+	Knobs  []compare.KnobJSON `json:"knobs"`
+	Notes  []string           `json:"notes"`
+}) {
+	t.Helper()
+	stdout, stderr, code := execute(t, append([]string{"replay", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("replay %v: exit %d: %s", args, code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// TestReplayKnobs: the model's firing counts reach the report: every
+// patch knob is listed, the toggled one says so, and a toggled knob that
+// cannot fire (no core-scheduling cookies are traced) carries the warning.
+func TestReplayKnobs(t *testing.T) {
+	trace := fx + "qemu-juno-asym/trace.txt.zst"
+	doc := replayJSON(t, "--kernel", "6.12", "--patch", "-lb-util-shr-bound,+coresched-idle-ipi", trace)
+	if len(doc.Knobs) != 5 {
+		t.Fatalf("knobs %+v, want the 5 patches", doc.Knobs)
+	}
+	byName := map[string]compare.KnobJSON{}
+	for _, k := range doc.Knobs {
+		byName[k.Name] = k
+	}
+	if k := byName["lb-util-shr-bound"]; !k.Toggled || k.On || k.What == "" || k.Count == 0 || k.NeverFired {
+		t.Errorf("lb-util-shr-bound: %+v, want toggled off with its refusals counted", k)
+	}
+	if k := byName["coresched-idle-ipi"]; !k.Toggled || !k.On || !k.NeverFired || !strings.Contains(k.Warning, "never fired") {
+		t.Errorf("coresched-idle-ipi: %+v, want a never-fired warning", k)
+	}
+	if k := byName["newidle-bailout"]; k.Toggled || !k.On || k.NeverFired {
+		t.Errorf("newidle-bailout: %+v, want on by default, no warning", k)
+	}
+	text, _, _ := execute(t, "replay", "--kernel", "6.12", "--patch", "+coresched-idle-ipi", trace)
+	if !strings.Contains(text, "warning: coresched-idle-ipi never fired") || !strings.Contains(text, "coresched-idle-ipi (on, toggled): 0") {
+		t.Errorf("text lacks the knob line or its warning:\n%s", text)
+	}
+}
+
+// TestReplayPatchSign: asking for what the kernel already is is an error
+// naming the other sign.
+func TestReplayPatchSign(t *testing.T) {
+	trace := fx + "ftrace-pipe-lost/trace.txt.gz"
+	for _, tc := range []struct{ patch, want string }{
+		{"+newidle-bailout", "6.12 already has it (upstream: in 6.6, 6.12 and 6.18 (since about v6.0)); to model 6.12 without it, write -newidle-bailout"},
+		{"newidle-bailout", "write -newidle-bailout"},
+		{"-lb-eligible-first", "6.12 does not have it"},
+	} {
+		_, stderr, code := execute(t, "replay", "--kernel", "6.12", "--patch", tc.patch, trace)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--patch %s: exit %d, stderr %q, want 2 and %q", tc.patch, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestReplayKernelFromTrace: without --kernel the version follows the
+// trace's release (meta.txt next to the two 6.12 guest captures), and the
+// report says which and why; a trace that does not say gets the default as
+// an assumption; an explicit --kernel that differs gets a note.
+func TestReplayKernelFromTrace(t *testing.T) {
+	has := func(notes []string, s string) bool {
+		for _, n := range notes {
+			if strings.Contains(n, s) {
+				return true
+			}
+		}
+		return false
+	}
+	doc := replayJSON(t, "--patch", "-lb-util-shr-bound", fx+"qemu-juno-asym/trace.txt.zst")
+	if doc.Policy != "6.12,-lb-util-shr-bound" || !has(doc.Notes, "kernel 6.12: the trace's kernel is 6.12.95+deb12-arm64 (from ") {
+		t.Errorf("juno: policy %q, notes %q", doc.Policy, doc.Notes)
+	}
+	doc = replayJSON(t, fx+"ftrace-pipe-lost/trace.txt.gz")
+	if !strings.HasPrefix(doc.Policy, "6.18") || !has(doc.Notes, "assumed kernel 6.18: the trace does not carry the kernel release; pass --kernel") {
+		t.Errorf("pipe-lost: policy %q, notes %q", doc.Policy, doc.Notes)
+	}
+	doc = replayJSON(t, "--kernel", "6.18", fx+"qemu-juno-asym/trace.txt.zst")
+	if doc.Policy != "6.18" || !has(doc.Notes, "kernel 6.18 as given, but the trace's kernel is 6.12.95+deb12-arm64") {
+		t.Errorf("juno --kernel 6.18: policy %q, notes %q", doc.Policy, doc.Notes)
+	}
+	doc = replayJSON(t, "--kernel", "6.12", fx+"qemu-juno-asym/trace.txt.zst")
+	if has(doc.Notes, "kernel 6.") {
+		t.Errorf("juno --kernel 6.12 (matching): notes %q, want no kernel note", doc.Notes)
+	}
+}

@@ -1,0 +1,54 @@
+package ingest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MetaFileName is the capture notes file the capture scripts write next to
+// a text trace (tools/qemu's capture.sh, the ftrace and perf capture
+// scripts): "key: value" lines, of which ReleaseNextTo reads "kernel".
+const MetaFileName = "meta.txt"
+
+// ReleaseNextTo returns the kernel release recorded in meta.txt next to a
+// trace (in the trace's folder, or in the folder itself), and the file it
+// came from; "" when there is no such file or line. Its "kernel:" line is
+// either the release ("kernel: 6.18.44-fc-v1045") or a whole uname -a
+// line ("kernel: Linux HOST 6.12.95+deb12-arm64 #1 SMP ..."), whose third
+// field is the release. A meta.txt that cannot be read is an error; one
+// whose kernel line has no release is an error with its line number.
+func ReleaseNextTo(tracePath string) (release, file string, err error) {
+	dir := tracePath
+	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(tracePath)
+	}
+	file = filepath.Join(dir, MetaFileName)
+	f, err := os.Open(file)
+	if os.IsNotExist(err) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		v, ok := strings.CutPrefix(sc.Text(), "kernel:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) >= 3 && fields[0] == "Linux" {
+			return fields[2], file, nil
+		}
+		if len(fields) == 0 || fields[0] == "Linux" {
+			return "", "", fmt.Errorf("%s:%d: kernel line %q: want a release (6.12.95) or a uname -a line", file, line, sc.Text())
+		}
+		return fields[0], file, nil
+	}
+	return "", "", sc.Err()
+}
