@@ -10,12 +10,12 @@ import (
 	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/ingest/perfetto"
-	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/replay"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
+	"github.com/schedlens/schedlens/whatif"
 )
 
 func init() { subcommands = append(subcommands, newReplayCmd) }
@@ -59,33 +59,18 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			}
 			// The version: --policy's head or --kernel when given (checked
 			// before the trace loads), else the trace's kernel release.
-			explicit := ""
+			pol := whatif.Policy{Description: policy, Patches: patches, Features: features}
 			if cmd.Flags().Changed("kernel") {
-				explicit = kernel
+				pol.Kernel = kernel
 			}
-			if policy != "" && policy != "mainline" {
-				explicit = policies.Version(policy)
+			if pol.Kernel != "" || (policy != "" && policy != "mainline") {
+				if _, _, err := pol.Resolve(); err != nil {
+					return usagef("%v", err)
+				}
 			}
-			describe := func(version string) string {
-				desc := version
-				if policy != "" && policy != "mainline" {
-					desc = policy
-				}
-				for _, p := range patches {
-					if !strings.HasPrefix(p, "+") && !strings.HasPrefix(p, "-") {
-						p = "+" + p
-					}
-					desc += "," + p
-				}
-				for _, ft := range features {
-					desc += "," + ft
-				}
-				return desc
-			}
-			if explicit != "" {
-				if _, err := policies.Parse(describe(explicit)); err != nil {
-					return usagef("policy %q: %v", describe(explicit), err)
-				}
+			speed, err := replay.ParseSpeed(cpuSpeed)
+			if err != nil {
+				return usagef("--cpu-speed: %v", err)
 			}
 			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
 			if err != nil {
@@ -96,85 +81,29 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return err
 			}
-			rel, err := traceRelease(ld, topo, args[0])
-			if err != nil {
+			if pol.Release, err = traceRelease(ld, topo, args[0]); err != nil {
 				return err
 			}
-			version, kernelNotes := policies.ChooseKernel(explicit, rel)
-			desc := describe(version)
-			cfg, err := policies.Parse(desc)
+			desc, kernelNotes, err := pol.Resolve()
 			if err != nil {
-				return usagef("policy %q: %v", desc, err)
-			}
-			if _, err := policies.New(cfg); err != nil {
-				return usagef("policy %q: %v", desc, err)
+				return usagef("%v", err)
 			}
 			am, err := aff.build(tl)
 			if err != nil {
 				return err
 			}
-			speed, err := replay.ParseSpeed(cpuSpeed)
-			if err != nil {
-				return usagef("--cpu-speed: %v", err)
-			}
-			w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: am, Speed: speed})
+			run, err := whatif.Replay(tl, desc, whatif.Options{Topology: topo, Window: win, Filter: f.filter(), Affinity: am,
+				Speed: speed, WakeRule: rule, HZ: hz, Seed: seed})
 			if err != nil {
 				return err
 			}
-			cost, costNote := policies.CalibratedCost(w, topo)
-			cfg.Cost = cost
-			w.Assumptions = append(w.Assumptions, costNote)
-			model, err := policies.New(cfg)
-			if err != nil {
-				return usagef("policy %q: %v", desc, err)
-			}
-			w.WakeRule = rule
-			switch rule {
-			case replay.WakeAny:
-				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-any", Detail: "--wakers any: a task's sleep that a task wake ended ends at the first task wake issued to it, by any waker"})
-			case replay.WakeOrdered:
-				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-ordered", Detail: "--wakers ordered: a waker that reaches a wake before its wakee has blocked waits for that block (at most 10 ms), as the recording ordered them"})
-			case replay.WakeLateAny:
-				w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "wakers-late-any", Detail: "--wakers late-any: a sleep ends at its recorded waker's wake, or, once it has lasted longer than in the recording, at the first task wake issued to the sleeper"})
-			}
-			opts := replay.CalibratedOptions(w)
-			opts.Seed = seed
-			if hz > 0 {
-				opts.HZ = hz
-			}
-			res, err := replay.Simulate(w, topo, model, opts)
-			if err != nil {
-				return err
-			}
-			sim := res.Timeline
-			// Compare: the recording and the modeled run measured by the
-			// same code, the modeled one over its part of the window.
-			flt := f.filter()
-			rec, err := compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: flt, Affinity: am})
-			if err != nil {
-				return err
-			}
-			simWin := metrics.Window{Start: max(win.Start, sim.ValidStart), End: min(win.End, sim.End)}
-			mod, err := compare.Measure(sim, compare.Options{Window: simWin, Topology: topo, Filter: flt})
-			if err != nil {
-				return err
-			}
-			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: res.Policy, Seed: seed, HZ: opts.HZ, Topology: topo.Source,
-				Window: win, Comparison: compare.Compare(rec, mod, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: res.Knobs,
+			sim := run.Result.Timeline
+			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
+				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
 			rep.Trace.Format, rep.Trace.Compression, rep.Trace.Clock, rep.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
 			rep.Trace.SkippedRecords = ld.Meta.Skipped
-			if rep.Policy == "" {
-				rep.Policy = desc
-			}
-			rep.Notes = append(rep.Notes, kernelNotes...)
-			for _, a := range w.Assumptions {
-				note := "assumed " + a.Name + ": " + a.Detail
-				if a.Tasks > 0 {
-					note += fmt.Sprintf(" (%d tasks)", a.Tasks)
-				}
-				rep.Notes = append(rep.Notes, note)
-			}
+			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
 				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel); err != nil {
 					return err
@@ -191,7 +120,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 	fl.StringVar(&kernel, "kernel", policies.DefaultKernel(), "kernel version whose mainline model to run (6.6, 6.12, 6.18); by default the newest modeled version at or below the trace's kernel release when the trace carries it (perf.data header, Perfetto system info, topology capture, meta.txt next to the trace)")
 	fl.StringSliceVar(&features, "feature", nil, "sched_feat switch, e.g. NO_RUN_TO_PARITY (repeatable)")
 	fl.StringSliceVar(&patches, "patch", nil, "seed patch knob to turn on (+name) or off (-name): "+strings.Join(patchList(), ", "))
-	fl.IntVar(&hz, "hz", 250, "tick rate (CONFIG_HZ) of the model")
+	fl.IntVar(&hz, "hz", 0, "tick rate (CONFIG_HZ) of the model; 0: from the recording (the runs its tick ended; HZ 250 unless they show a slower tick)")
 	fl.Uint64Var(&seed, "seed", 1, "random seed: the same trace, policy and seed give the same replay")
 	fl.StringVar(&topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")

@@ -1,0 +1,215 @@
+package whatif
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/schedlens/schedlens/affinity"
+	"github.com/schedlens/schedlens/compare"
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/policies"
+	"github.com/schedlens/schedlens/replay"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// Policy names the modeled kernel: a version (explicit, else the newest
+// modeled one at or below the trace's release, else the default), or a
+// full description, plus patch knobs and sched_feat switches.
+type Policy struct {
+	// Description is "mainline" (or "") for the chosen version's
+	// mainline, else a full description such as
+	// "6.12,+resched-ineligible,NO_RUN_TO_PARITY" (its version wins).
+	Description string
+	// Kernel is a version given by the user ("" = none).
+	Kernel string
+	// Release is what the trace says of its kernel release.
+	Release policies.Release
+	// Patches ("+name", "-name" or "name" for "+name") and Features
+	// ("NO_RUN_TO_PARITY") are appended in order.
+	Patches  []string
+	Features []string
+}
+
+// Resolve returns the model's full description and notes on how the
+// version was chosen; an error names what is wrong with the description.
+func (p Policy) Resolve() (desc string, notes []string, err error) {
+	explicit := p.Kernel
+	full := p.Description != "" && p.Description != "mainline"
+	if full {
+		explicit = policies.Version(p.Description)
+	}
+	version, notes := policies.ChooseKernel(explicit, p.Release)
+	desc = version
+	if full {
+		desc = p.Description
+	}
+	for _, x := range p.Patches {
+		if !strings.HasPrefix(x, "+") && !strings.HasPrefix(x, "-") {
+			x = "+" + x
+		}
+		desc += "," + x
+	}
+	for _, ft := range p.Features {
+		desc += "," + ft
+	}
+	cfg, err := policies.Parse(desc)
+	if err != nil {
+		return "", nil, fmt.Errorf("policy %q: %w", desc, err)
+	}
+	if _, err := policies.New(cfg); err != nil {
+		return "", nil, fmt.Errorf("policy %q: %w", desc, err)
+	}
+	return desc, notes, nil
+}
+
+// Options say what the recording machine imposed and how to run.
+type Options struct {
+	// Topology of the recording machine (nil: the timeline's own).
+	Topology *topology.Topology
+	// Window clips the figures (zero: the valid window).
+	Window metrics.Window
+	// Filter restricts the figures to some tasks (both runs).
+	Filter metrics.Filter
+	// Affinity gives the tasks' allowed CPUs over time (nil: kthreads by
+	// name, what the recording holds, no inference).
+	Affinity *affinity.Map
+	// Speed says how fast each CPU ran the recorded work.
+	Speed replay.SpeedSpec
+	// WakeRule says which task wake ends a recorded sleep.
+	WakeRule replay.WakeRule
+	// HZ is the model's tick rate; 0 takes it from the recording (the
+	// runs a tick ended), else 250.
+	HZ int
+	// Seed makes the run reproducible.
+	Seed uint64
+	// Recorded is the recording measured under the same options, to
+	// reuse across runs; nil measures it.
+	Recorded *compare.Side
+	// NoOverrun stops the modeled run at the recording's end even when
+	// tasks that exit in the recording have not.
+	NoOverrun bool
+}
+
+// Run is one modeled run beside the recording.
+type Run struct {
+	// Policy is the model's full description.
+	Policy string
+	// Workload is what was replayed, with its assumptions.
+	Workload *replay.Workload
+	// Options are the replay's options after calibration.
+	Options replay.Options
+	// Result is the engine's result (modeled timeline, per-task results,
+	// counters, knob counts).
+	Result *replay.Result
+	// Recorded and Modeled are the two runs measured by the same code.
+	Recorded, Modeled *compare.Side
+	// Window is the recorded window the figures cover.
+	Window metrics.Window
+	// Notes say what the run rests on: the wake rule, then the
+	// workload's assumptions, each as "assumed NAME: DETAIL".
+	Notes []string
+}
+
+// Replay replays tl under the model desc (Policy.Resolve) and measures both
+// runs.
+func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
+	if tl == nil || tl.Len() == 0 {
+		return nil, fmt.Errorf("whatif: empty timeline")
+	}
+	topo := o.Topology
+	if topo == nil {
+		topo = tl.Topology
+	}
+	if topo == nil {
+		topo = topology.Symmetric(max(tl.NCPU, 1))
+	}
+	cfg, err := policies.Parse(desc)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", desc, err)
+	}
+	w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: o.Affinity, Speed: o.Speed})
+	if err != nil {
+		return nil, err
+	}
+	cost, costNote := policies.CalibratedCost(w, topo)
+	cfg.Cost = cost
+	w.Assumptions = append(w.Assumptions, costNote)
+	model, err := policies.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", desc, err)
+	}
+	w.WakeRule = o.WakeRule
+	if a, ok := wakeRuleAssumption(o.WakeRule); ok {
+		w.Assumptions = append(w.Assumptions, a)
+	}
+	ro := replay.CalibratedOptions(w)
+	ro.Seed = o.Seed
+	if o.HZ > 0 {
+		ro.HZ = o.HZ
+	}
+	if !o.NoOverrun && w.End > w.Start {
+		ro.Overrun = w.End - w.Start
+	}
+	res, err := replay.Simulate(w, topo, model, ro)
+	if err != nil {
+		return nil, err
+	}
+	win := o.Window
+	if win == (metrics.Window{}) {
+		win = metrics.DefaultWindow(tl)
+	}
+	rec := o.Recorded
+	if rec == nil {
+		if rec, err = compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: o.Filter, Affinity: o.Affinity}); err != nil {
+			return nil, err
+		}
+	}
+	sim := res.Timeline
+	simWin := metrics.Window{Start: max(win.Start, sim.ValidStart), End: min(win.End, sim.End)}
+	mod, err := compare.Measure(sim, compare.Options{Window: simWin, Topology: topo, Filter: o.Filter})
+	if err != nil {
+		return nil, err
+	}
+	if sim.End > win.End {
+		// The run went on past the recording: completion takes all of it.
+		whole, err := compare.Measure(sim, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter})
+		if err != nil {
+			return nil, err
+		}
+		mod.TakeCompletion(whole)
+		w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "overrun", Detail: fmt.Sprintf(
+			"tasks that exit in the recording had not by its end: the modeled run went on %s past it; completion counts all of it, every other figure the recording's window", dur(sim.End-win.End))})
+	}
+	r := &Run{Policy: res.Policy, Workload: w, Options: ro, Result: res, Recorded: rec, Modeled: mod, Window: win}
+	if r.Policy == "" {
+		r.Policy = desc
+	}
+	for _, a := range w.Assumptions {
+		note := "assumed " + a.Name + ": " + a.Detail
+		if a.Tasks > 0 {
+			note += fmt.Sprintf(" (%d tasks)", a.Tasks)
+		}
+		r.Notes = append(r.Notes, note)
+	}
+	return r, nil
+}
+
+func wakeRuleAssumption(rule replay.WakeRule) (replay.Assumption, bool) {
+	switch rule {
+	case replay.WakeAny:
+		return replay.Assumption{Name: "wakers-any", Detail: "--wakers any: a task's sleep that a task wake ended ends at the first task wake issued to it, by any waker"}, true
+	case replay.WakeOrdered:
+		return replay.Assumption{Name: "wakers-ordered", Detail: "--wakers ordered: a waker that reaches a wake before its wakee has blocked waits for that block (at most 10 ms), as the recording ordered them"}, true
+	case replay.WakeLateAny:
+		return replay.Assumption{Name: "wakers-late-any", Detail: "--wakers late-any: a sleep ends at its recorded waker's wake, or, once it has lasted longer than in the recording, at the first task wake issued to the sleeper"}, true
+	}
+	return replay.Assumption{}, false
+}
+
+func dur(t timeline.Time) string {
+	if t >= 1_000_000_000 {
+		return fmt.Sprintf("%.2f s", float64(t)/1e9)
+	}
+	return fmt.Sprintf("%.1f ms", float64(t)/1e6)
+}
