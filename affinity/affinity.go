@@ -1,6 +1,7 @@
 package affinity
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -195,4 +196,21 @@ type Inference struct {
 	From  timeline.Time   `json:"from_ns"`
 	To    timeline.Time   `json:"to_ns"`
 	Waits int             `json:"waits"`
+}
+
+// String is the inference for a note: "hog-c1-0 (pid 282) on CPU 1 from
+// 8.289451 s, 275 waits" (to the end unless To says otherwise).
+func (in Inference) String() string {
+	cpu := "CPU"
+	if in.CPUs.Count() > 1 {
+		cpu = "CPUs"
+	}
+	s := fmt.Sprintf("%s (pid %d) on %s %s", in.Comm, in.PID, cpu, in.CPUs)
+	if in.From != timeline.NoTime {
+		s += " from " + in.From.Seconds() + " s"
+	}
+	if in.To != timeline.NoTime {
+		s += " to " + in.To.Seconds() + " s"
+	}
+	return s + fmt.Sprintf(", %d waits", in.Waits)
 }

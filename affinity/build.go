@@ -3,6 +3,7 @@ package affinity
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -81,8 +82,18 @@ func Build(tl *timeline.Timeline, o BuildOptions) (*Map, error) {
 		for _, in := range m.Inferences {
 			tasks[in.Task] = true
 		}
-		m.Notes = append(m.Notes, fmt.Sprintf("inferred: %d tasks taken as pinned over %d stretches: each waited at least %d times for %s or more behind another task while a CPU outside the ones it ran on sat idle for %s or more (a mask the trace does not show); pass --affinity FILE to state them",
-			len(tasks), len(m.Inferences), o.MinWaits, dur(o.MinWait), dur(o.MinIdle)))
+		note := fmt.Sprintf("inferred: %d tasks taken as pinned over %d stretches: each waited at least %d times for %s or more behind another task while a CPU outside the ones it ran on sat idle for %s or more (a mask the trace does not show); pass --affinity FILE to state them",
+			len(tasks), len(m.Inferences), o.MinWaits, dur(o.MinWait), dur(o.MinIdle))
+		const shown = 8
+		var parts []string
+		for i, in := range m.Inferences {
+			if i == shown {
+				parts = append(parts, fmt.Sprintf("%d more", len(m.Inferences)-shown))
+				break
+			}
+			parts = append(parts, in.String())
+		}
+		m.Notes = append(m.Notes, note+": "+strings.Join(parts, "; "))
 	}
 	return m, nil
 }

@@ -102,3 +102,14 @@ func TestIdleOverlap(t *testing.T) {
 		}
 	}
 }
+
+func TestInferenceString(t *testing.T) {
+	in := Inference{PID: 282, Comm: "hog-c1-0", CPUs: topology.NewCPUSet(1), From: 8_289_451_000, To: timeline.NoTime, Waits: 275}
+	if got, want := in.String(), "hog-c1-0 (pid 282) on CPU 1 from 8.289451 s, 275 waits"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	in = Inference{PID: 7, Comm: "x", CPUs: topology.NewCPUSet(0, 2), From: timeline.NoTime, To: 2_000_000_000, Waits: 3}
+	if got, want := in.String(), "x (pid 7) on CPUs 0,2 to 2.000000 s, 3 waits"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
