@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -104,6 +105,16 @@ func ParseRules(r io.Reader, name string) ([]Rule, error) {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	return rules, nil
+}
+
+// ReadRules reads the affinity file at path (ParseRules).
+func ReadRules(path string) ([]Rule, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return ParseRules(fh, path)
 }
 
 func isDigits(s string) bool {

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"os"
 	"testing"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -19,12 +18,7 @@ func TestPingpongAffinity(t *testing.T) {
 	ld := loadFixture(t, dir+"trace.txt.zst")
 	tl := ld.Timeline
 	topo := fixtureTopology(t, ld)
-	fh, err := os.Open(fixtureDir + dir + "affinity.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := affinity.ParseRules(fh, "affinity.txt")
-	fh.Close()
+	rules, err := affinity.ReadRules(fixtureDir + dir + "affinity.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -310,7 +311,7 @@ func burstFit(perf []int, k int, bursts []speedBurst) *speedFit {
 	if len(rs) == 0 {
 		return nil
 	}
-	slices.SortFunc(rs, func(a, b wr) int { return cmpFloat(a.ratio, b.ratio) })
+	slices.SortFunc(rs, func(a, b wr) int { return cmp.Compare(a.ratio, b.ratio) })
 	total := 0
 	for _, r := range rs {
 		total += r.w
@@ -416,16 +417,6 @@ func maxX(p [][2]float64) float64 {
 		m = max(m, v[0])
 	}
 	return m
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ratioSpeed turns a speed ratio to the fastest class into a speed,

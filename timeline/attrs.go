@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/schedlens/schedlens/topology"
@@ -43,17 +44,7 @@ func (b *Builder) AddGroup(g GroupChange) { b.groups = append(b.groups, g) }
 // changes at one instant the later added wins).
 func (b *Builder) finishAttrs(tl *Timeline) {
 	tl.Affinity = slices.Clone(b.affinity)
-	slices.SortStableFunc(tl.Affinity, func(x, y AffinityChange) int { return cmpTime(x.At, y.At) })
+	slices.SortStableFunc(tl.Affinity, func(x, y AffinityChange) int { return cmp.Compare(x.At, y.At) })
 	tl.Groups = slices.Clone(b.groups)
-	slices.SortStableFunc(tl.Groups, func(x, y GroupChange) int { return cmpTime(x.At, y.At) })
-}
-
-func cmpTime(a, b Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	slices.SortStableFunc(tl.Groups, func(x, y GroupChange) int { return cmp.Compare(x.At, y.At) })
 }

@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"os"
 	"testing"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -42,12 +41,7 @@ func loadCapture(t *testing.T, dir string) *capture {
 	if err != nil || rel == "" {
 		t.Fatalf("kernel release next to %s: %q, %v", dir, rel, err)
 	}
-	fh, err := os.Open(base + "affinity.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := affinity.ParseRules(fh, "affinity.txt")
-	fh.Close()
+	rules, err := affinity.ReadRules(base + "affinity.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

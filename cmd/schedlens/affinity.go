@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -28,13 +27,8 @@ func (f *affinityFlags) register(cmd *cobra.Command) {
 func (f *affinityFlags) build(tl *timeline.Timeline) (*affinity.Map, error) {
 	var rules []affinity.Rule
 	if f.file != "" {
-		fh, err := os.Open(f.file)
-		if err != nil {
-			return nil, fmt.Errorf("--affinity: %w", err)
-		}
-		rules, err = affinity.ParseRules(fh, f.file)
-		fh.Close()
-		if err != nil {
+		var err error
+		if rules, err = affinity.ReadRules(f.file); err != nil {
 			return nil, fmt.Errorf("--affinity: %w", err)
 		}
 	}
