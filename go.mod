@@ -24,4 +24,5 @@ require (
 	github.com/olekukonko/errors v1.2.0 // indirect
 	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )
