@@ -56,6 +56,10 @@ func welchTest(b, n []float64) welch {
 // bootstrap to test it.
 const MinTail = 10
 
+// ExactMeanLimit is the largest sample count (both sides) whose mean the
+// bootstrap resamples value by value.
+const ExactMeanLimit = 2000
+
 // Replicates is the number of bootstrap resamples of each side.
 const Replicates = 2000
 
@@ -78,7 +82,11 @@ const BootstrapSeed = 1
 // indices uniformly is drawing n uniforms u and taking floor(u n), which
 // keeps their order, so the k-th smallest drawn index is floor(U n) with U
 // the k-th smallest of n uniforms, which is Beta(k, n - k + 1) distributed.
-// The mean resamples the values.
+// The mean resamples the values when the two sides hold at most
+// ExactMeanLimit samples together; above, where resampling would cost
+// Replicates x n draws, each resampled mean is drawn from the normal
+// distribution it converges to (the sample mean, standard deviation
+// s / sqrt(n)).
 func bootstrap(metric, scope string, base, new []int64) (lo, hi float64, ok bool) {
 	per := map[string]int{WakeupP50Ns: 500, WakeupP90Ns: 900, WakeupP99Ns: 990, WakeupMeanNs: 0}
 	pm, ok := per[metric]
@@ -92,10 +100,17 @@ func bootstrap(metric, scope string, base, new []int64) (lo, hi float64, ok bool
 	h := fnv.New64a()
 	h.Write([]byte(scope + "\x00" + metric))
 	rng := rand.New(rand.NewPCG(BootstrapSeed, h.Sum64()))
+	sides := [2][]int64{base, new}
+	draw := func(side int) float64 { return resampled(sides[side], pm, rng) }
+	if pm == 0 && len(base)+len(new) > ExactMeanLimit {
+		// The normal limit of the resampled mean: mean, variance s^2 / n.
+		lim := [2][2]float64{normalMean(base), normalMean(new)}
+		draw = func(side int) float64 { return lim[side][0] + lim[side][1]*rng.NormFloat64() }
+	}
 	diffs := make([]float64, Replicates)
 	for i := range diffs {
-		b := max(resampled(base, pm, rng), 1) // a 0 ns figure counts as 1 ns
-		diffs[i] = (resampled(new, pm, rng)/b - 1) * 100
+		b := max(draw(0), 1) // a 0 ns figure counts as 1 ns
+		diffs[i] = (draw(1)/b - 1) * 100
 	}
 	slices.Sort(diffs)
 	return stat.Quantile(Alpha/2, stat.Empirical, diffs, nil), stat.Quantile(1-Alpha/2, stat.Empirical, diffs, nil), true
@@ -115,4 +130,14 @@ func resampled(s []int64, perMille int, rng *rand.Rand) float64 {
 	k := max((n*perMille+999)/1000, 1)
 	u := distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1), Src: rng}.Rand()
 	return float64(s[min(int(u*float64(n)), n-1)])
+}
+
+// normalMean returns the mean of s and the standard deviation of that
+// mean (s.d. of the values, n - 1, over sqrt(n)).
+func normalMean(s []int64) [2]float64 {
+	v := make([]float64, len(s))
+	for i, x := range s {
+		v[i] = float64(x)
+	}
+	return [2]float64{stat.Mean(v, nil), stat.StdDev(v, nil) / math.Sqrt(float64(len(v)))}
 }

@@ -294,3 +294,41 @@ func TestABTwoEncodings(t *testing.T) {
 		t.Errorf("%s %s: %v vs %v", row.Scope, row.Metric, row.Base, row.New)
 	}
 }
+
+// TestBootstrapMeanLimit: above ExactMeanLimit samples the mean's
+// interval comes from the normal limit; it must match the interval of
+// real resampling (value by value, done here) on skewed samples within a
+// percentage point.
+func TestBootstrapMeanLimit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	mk := func(n int, scale float64) []int64 {
+		s := make([]int64, n)
+		for i := range s {
+			s[i] = int64(1000 + scale*rng.ExpFloat64()*rng.ExpFloat64()) // heavier tail than exponential
+		}
+		slices.Sort(s)
+		return s
+	}
+	base, new := mk(3000, 20000), mk(2500, 23000)
+	lo, hi, ok := bootstrap(WakeupMeanNs, "overall", base, new)
+	if !ok {
+		t.Fatal("not tested")
+	}
+	diffs := make([]float64, Replicates)
+	for i := range diffs {
+		b, n := 0.0, 0.0
+		for range len(base) {
+			b += float64(base[rng.IntN(len(base))])
+		}
+		for range len(new) {
+			n += float64(new[rng.IntN(len(new))])
+		}
+		diffs[i] = (n/float64(len(new))/(b/float64(len(base))) - 1) * 100
+	}
+	slices.Sort(diffs)
+	elo, ehi := diffs[Replicates*25/1000], diffs[Replicates*975/1000]
+	if math.Abs(lo-elo) > 1 || math.Abs(hi-ehi) > 1 {
+		t.Errorf("normal limit [%.2f, %.2f], resampling [%.2f, %.2f]", lo, hi, elo, ehi)
+	}
+	t.Logf("normal limit [%.2f, %.2f], resampling [%.2f, %.2f]", lo, hi, elo, ehi)
+}

@@ -297,8 +297,9 @@ func (a *AB) methodText() string {
 	}
 	s := fmt.Sprintf("one run on a side: run-to-run noise is NOT measured, so no change below is shown to outlast a rerun; "+
 		"only the wakeup latency p50, p90, p99 and mean are tested, by a bootstrap over their samples (%d resamples "+
-		"of each side, seed %d; 95%% percentile interval of the resampled change); the other figures are not tested; "+
-		"record 2 or more runs of each side (3+ advised) for a test of every figure", Replicates, BootstrapSeed)
+		"of each side, seed %d; 95%% percentile interval of the resampled change; means of over %d samples from their "+
+		"normal limit); the other figures are not tested; record 2 or more runs of each side (3+ advised) for a test of "+
+		"every figure", Replicates, BootstrapSeed, ExactMeanLimit)
 	if len(a.Base) > 1 || len(a.New) > 1 {
 		s += "; the side with several runs has its figures averaged and its samples pooled"
 	}
