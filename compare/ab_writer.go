@@ -134,8 +134,10 @@ func ciCell(r *Row) string {
 			return "0.00"
 		case a < 10:
 			return fmt.Sprintf("%+.2f", v)
+		case a < 1000:
+			return fmt.Sprintf("%+.1f", v)
 		}
-		return fmt.Sprintf("%+.1f", v)
+		return fmt.Sprintf("%+.0f", v)
 	}
 	return "[" + f(r.CI95[0]) + ", " + f(r.CI95[1]) + "]"
 }
