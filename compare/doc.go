@@ -1,7 +1,7 @@
 // Package compare measures two runs of a workload with the same code and
 // sets their figures side by side: the recorded trace against its modeled
-// replay (schedlens replay), and the engine that two real traces and a
-// baseline model against a changed one will share.
+// replay (schedlens replay), two sets of real traces (schedlens compare),
+// and a baseline model against a changed one.
 //
 // Measure turns one timeline, window and topology into a Side: the metric
 // set (run, runnable, wakeup latency, preemptions, migrations, context
@@ -12,6 +12,13 @@
 // latency distributions. Judge gives the fidelity verdict of a replay, and
 // WriteReplay renders the replay report as text, markdown or JSON.
 //
-// It imports metrics, timeline, topology and report (for tables and the
-// trace summary); nothing but cmd imports it.
+// CompareRuns is the A/B of real traces (schedlens compare): one or more
+// measured runs a side, each figure the mean over its side's runs, with
+// significance from Welch's t-test (two or more runs a side) or a
+// bootstrap over the wakeup latency samples (one run); WriteAB renders it
+// as text, markdown, JSON or HTML (docs/compare.md).
+//
+// It imports metrics, timeline, topology, report (for tables, the trace
+// summary and the HTML page) and gonum's stat packages; nothing but cmd
+// imports it.
 package compare

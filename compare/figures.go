@@ -51,9 +51,12 @@ type Figures struct {
 	// Wakeup is the distribution of the complete wakeup-latency samples
 	// (wakeups and wakeups of new tasks; censored ones left out), with its
 	// histogram for the CDF distance.
-	Wakeup      metrics.Dist
-	Preemptions int64
-	Migrations  int64
+	Wakeup metrics.Dist
+	// WakeupSamples are those samples in ascending order (what Wakeup
+	// summarises), for the resampling and the CDF plots of an A/B.
+	WakeupSamples []int64
+	Preemptions   int64
+	Migrations    int64
 	// ContextSwitches: for the unrestricted overall scope, every
 	// sched_switch in the window (switches to and from idle included);
 	// for any other scope, the switches into its tasks.
@@ -235,25 +238,30 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 	if l := an.Latency; l != nil {
 		s.Overall.Wakeup = l.Wakeup.Overall
 		byTask := map[timeline.TaskID][]int64{}
+		var all []int64
 		for i := range l.Samples {
 			sm := &l.Samples[i]
 			if sm.Kind == metrics.SamplePreempt || sm.Censored != metrics.CensoredNone || !sel(sm.Task) {
 				continue
 			}
 			byTask[sm.Task] = append(byTask[sm.Task], sm.DurNs)
+			all = append(all, sm.DurNs)
 		}
+		slices.Sort(all)
+		s.Overall.WakeupSamples = all
 		commDurs := make([][]int64, len(comms))
 		classDurs := make([][]int64, len(classes))
 		for id, d := range byTask {
 			commDurs[commOf[id]] = append(commDurs[commOf[id]], d...)
 			classDurs[classOf[id]] = append(classDurs[classOf[id]], d...)
 			s.Tasks[taskAt[id]].Wakeup = dist(d)
+			s.Tasks[taskAt[id]].WakeupSamples = d
 		}
 		for i, d := range commDurs {
-			comms[i].Wakeup = dist(d)
+			comms[i].Wakeup, comms[i].WakeupSamples = dist(d), d
 		}
 		for i, d := range classDurs {
-			classes[i].Wakeup = dist(d)
+			classes[i].Wakeup, classes[i].WakeupSamples = dist(d), d
 		}
 	}
 	if id := an.Idle; id != nil {

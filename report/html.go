@@ -20,28 +20,52 @@ func writeHTML(w io.Writer, in *Input, section Section) error {
 	if d.err != nil {
 		return d.err
 	}
-	var b strings.Builder
 	title := "schedlens report: " + in.Trace.Path
+	page := HTMLPage{Title: title, Text: text.String()}
+	a := in.Analysis
+	if section == Full || section == LatencySection {
+		page.Figures = append(page.Figures, HTMLFigure{SVG: histSVG(a.Latency.Wakeup.Overall.Hist),
+			Caption: "Wakeup latency of all tasks, log2 buckets of microseconds (bar height: samples)."})
+	}
+	if section == Full || section == IdleSection || section == MisplacedSection {
+		page.Figures = append(page.Figures, HTMLFigure{SVG: stripSVG(a),
+			Caption: fmt.Sprintf("Per-CPU timeline, %s .. %s s: busy (dark), idle (light), idle while a task that could use the CPU waited (red), unknown (white).",
+				a.Window.Start.Seconds(), a.Window.End.Seconds())})
+	}
+	return page.Write(w)
+}
+
+// HTMLPage is a self-contained page: a title, SVG figures with captions,
+// then a text report kept whole (every figure and definition) in a <pre>.
+// Every HTML output of schedlens is one.
+type HTMLPage struct {
+	Title   string
+	Figures []HTMLFigure
+	Text    string
+}
+
+// HTMLFigure is an inline SVG and its caption (plain text).
+type HTMLFigure struct {
+	SVG     string
+	Caption string
+}
+
+// Write renders the page.
+func (p *HTMLPage) Write(w io.Writer) error {
+	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(title))
+	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(p.Title))
 	b.WriteString("<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}" +
 		"pre{font-size:13px;line-height:1.3}figure{margin:1em 0}figcaption{font-size:13px;color:#444}" +
 		"svg text{font-family:sans-serif;font-size:11px}</style>\n</head>\n<body>\n")
-	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
-	a := in.Analysis
-	if section == Full || section == LatencySection {
+	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(p.Title))
+	for _, f := range p.Figures {
 		b.WriteString("<figure>\n")
-		b.WriteString(histSVG(a.Latency.Wakeup.Overall.Hist))
-		b.WriteString("<figcaption>Wakeup latency of all tasks, log2 buckets of microseconds (bar height: samples).</figcaption>\n</figure>\n")
-	}
-	if section == Full || section == IdleSection || section == MisplacedSection {
-		b.WriteString("<figure>\n")
-		b.WriteString(stripSVG(a))
-		fmt.Fprintf(&b, "<figcaption>Per-CPU timeline, %s .. %s s: busy (dark), idle (light), idle while a task that could use the CPU waited (red), unknown (white).</figcaption>\n</figure>\n",
-			a.Window.Start.Seconds(), a.Window.End.Seconds())
+		b.WriteString(f.SVG)
+		fmt.Fprintf(&b, "<figcaption>%s</figcaption>\n</figure>\n", html.EscapeString(f.Caption))
 	}
 	b.WriteString("<pre>\n")
-	b.WriteString(html.EscapeString(text.String()))
+	b.WriteString(html.EscapeString(p.Text))
 	b.WriteString("</pre>\n</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// abTraceNames are the trace files a run folder of fixtures/ab may hold,
+// in the order they are looked for (fixtures/ab/README.md).
+var abTraceNames = []string{"trace.txt.zst", "trace.txt.gz", "trace.txt", "trace.pftrace.zst", "trace.pftrace", "perf-script.txt.gz", "perf-script.txt"}
+
+// abPair is one folder of fixtures/ab read.
+type abPair struct {
+	base, new []string // trace paths of the runs, in run order
+	markers   []string // --start-marker/--end-marker flags
+	expect    []abExpect
+}
+
+type abExpect struct {
+	line               int
+	dir, metric, scope string
+}
+
+// readABPair reads a pair folder; it fails the test on a malformed one.
+func readABPair(t *testing.T, dir string) abPair {
+	t.Helper()
+	var p abPair
+	runs := func(side string) []string {
+		var out []string
+		for i := 1; ; i++ {
+			rd := filepath.Join(dir, side+"-"+strconv.Itoa(i))
+			if _, err := os.Stat(rd); err != nil {
+				return out
+			}
+			found := ""
+			for _, n := range abTraceNames {
+				if _, err := os.Stat(filepath.Join(rd, n)); err == nil {
+					found = filepath.Join(rd, n)
+					break
+				}
+			}
+			if found == "" {
+				t.Fatalf("%s: no trace (one of %s)", rd, strings.Join(abTraceNames, ", "))
+			}
+			out = append(out, found)
+		}
+	}
+	p.base, p.new = runs("base"), runs("new")
+	if len(p.base) == 0 || len(p.new) == 0 {
+		t.Fatalf("%s: want base-1/ and new-1/ at least; found %d and %d runs", dir, len(p.base), len(p.new))
+	}
+	if meta, err := os.ReadFile(filepath.Join(dir, "meta.txt")); err == nil {
+		for _, l := range strings.Split(string(meta), "\n") {
+			k, v, ok := strings.Cut(l, ":")
+			if ok && (k == "start-marker" || k == "end-marker") {
+				p.markers = append(p.markers, "--"+k, strings.TrimSpace(v))
+			}
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "expect.txt"))
+	if err != nil {
+		t.Fatalf("%s: %v (what must compare find?)", dir, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		l, _, _ := strings.Cut(sc.Text(), "#")
+		fs := strings.Fields(l)
+		if len(fs) == 0 {
+			continue
+		}
+		if len(fs) < 3 || !slices.Contains([]string{"+", "-", "="}, fs[0]) {
+			t.Fatalf("%s/expect.txt:%d: want DIRECTION(+,-,=) METRIC SCOPE, found %q", dir, n, sc.Text())
+		}
+		p.expect = append(p.expect, abExpect{line: n, dir: fs[0], metric: fs[1], scope: strings.Join(fs[2:], " ")})
+	}
+	if len(p.expect) == 0 {
+		t.Fatalf("%s/expect.txt: no expectation", dir)
+	}
+	return p
+}
+
+// abHeadline are the overall metrics that must not move significantly
+// when one side's runs are split in two.
+var abHeadline = []string{"wakeup_latency_p50_ns", "wakeup_latency_p99_ns", "wakeup_latency_mean_ns", "runnable_ns", "preemptions", "context_switches"}
+
+// abFailures runs compare on a pair and returns what does not hold: every
+// expectation must; with 4 or more runs a side, runs 1-2 against runs 3-4
+// of each side must move no headline metric significantly.
+func abFailures(t *testing.T, dir string) []string {
+	var fails []string
+	p := readABPair(t, dir)
+	args := append(slices.Clone(p.markers), p.base...)
+	args = append(append(args, "--vs"), p.new...)
+	doc := compareJSON(t, args...)
+	find := func(doc compareDoc, metric, scope string) (change float64, sig, ok bool) {
+		for _, m := range doc.Metrics {
+			if m.Name == metric && m.Scope == scope {
+				if m.ChangePct != nil {
+					change = *m.ChangePct
+				}
+				return change, m.Significant, true
+			}
+		}
+		return 0, false, false
+	}
+	for _, e := range p.expect {
+		change, sig, ok := find(doc, e.metric, e.scope)
+		switch {
+		case !ok:
+			fails = append(fails, fmt.Sprintf("%s/expect.txt:%d: no %s in scope %q", dir, e.line, e.metric, e.scope))
+		case e.dir == "=" && sig, e.dir == "+" && !(sig && change > 0), e.dir == "-" && !(sig && change < 0):
+			fails = append(fails, fmt.Sprintf("%s/expect.txt:%d: %s %s: change %+.2f%%, significant %v; want %s", dir, e.line, e.scope,
+				e.metric, change, sig, e.dir))
+		}
+	}
+	for _, side := range []struct {
+		name string
+		runs []string
+	}{{"base", p.base}, {"new", p.new}} {
+		if len(side.runs) < 4 {
+			t.Logf("%s: %d %s runs: the split test needs 4", dir, len(side.runs), side.name)
+			continue
+		}
+		args := append(slices.Clone(p.markers), side.runs[0], side.runs[1], "--vs", side.runs[2], side.runs[3])
+		split := compareJSON(t, args...)
+		for _, m := range abHeadline {
+			if change, sig, _ := find(split, m, "overall"); sig {
+				fails = append(fails, fmt.Sprintf("%s: %s runs 1-2 vs 3-4: overall %s %+.2f%% significant", dir, side.name, m, change))
+			}
+		}
+	}
+	return fails
+}
+
+// TestABFixtures: every pair under fixtures/ab (README there).
+func TestABFixtures(t *testing.T) {
+	dirs, _ := filepath.Glob("../../fixtures/ab/*/")
+	var pairs []string
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			pairs = append(pairs, d)
+		}
+	}
+	if len(pairs) == 0 {
+		t.Skip("no A/B pairs in fixtures/ab yet (fixtures/ab/README.md says how to add one)")
+	}
+	for _, d := range pairs {
+		t.Run(filepath.Base(d), func(t *testing.T) {
+			for _, f := range abFailures(t, d) {
+				t.Error(f)
+			}
+		})
+	}
+}
+
+// TestABFixtureHarness: checkABPair itself, on a pair made of one real
+// capture four times a side: the runs are identical, so nothing moves
+// and "=" holds, and a "+" expectation on it must fail.
+func TestABFixtureHarness(t *testing.T) {
+	dir := t.TempDir()
+	src, err := filepath.Abs(fx + "ftrace-pipe-lost/trace.txt.gz") // small: 16 loads per check
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, side := range []string{"base", "new"} {
+		for i := 1; i <= 4; i++ {
+			rd := filepath.Join(dir, side+"-"+strconv.Itoa(i))
+			if err := os.MkdirAll(rd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(src, filepath.Join(rd, "trace.txt.gz")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("meta.txt", "knob: none\nstart-marker: oracle_start\nend-marker: oracle_end\n")
+	write("expect.txt", "# the same capture on both sides\n= preemptions overall\n= wakeup_latency_p50_ns overall\n")
+	p := readABPair(t, dir)
+	if len(p.base) != 4 || len(p.new) != 4 || !slices.Equal(p.markers, []string{"--start-marker", "oracle_start", "--end-marker", "oracle_end"}) ||
+		len(p.expect) != 2 || p.expect[1] != (abExpect{line: 3, dir: "=", metric: "wakeup_latency_p50_ns", scope: "overall"}) {
+		t.Fatalf("read %+v", p)
+	}
+	write("meta.txt", "knob: none\n") // this capture has no markers
+	if f := abFailures(t, dir); len(f) > 0 {
+		t.Errorf("identical runs: %q", f)
+	}
+	// An expectation of a rise must fail on them, naming its line.
+	write("expect.txt", "= preemptions overall\n+ preemptions overall\n")
+	if f := abFailures(t, dir); len(f) != 1 || !strings.Contains(f[0], "expect.txt:2: overall preemptions") {
+		t.Errorf("wrong expectation: %q, want one failure at line 2", f)
+	}
+}
