@@ -20,6 +20,7 @@ type abPair struct {
 	base, new []string // trace paths of the runs, in run order
 	markers   []string // --start-marker/--end-marker flags
 	expect    []abExpect
+	noExpect  bool // expect.txt says why nothing is expected ("# none: WHY")
 }
 
 type abExpect struct {
@@ -27,31 +28,40 @@ type abExpect struct {
 	dir, metric, scope string
 }
 
+// runsIn returns the trace paths of dir's side-1/, side-2/, ... folders.
+func runsIn(t *testing.T, dir, side string) []string {
+	t.Helper()
+	var out []string
+	for i := 1; ; i++ {
+		rd := filepath.Join(dir, side+"-"+strconv.Itoa(i))
+		if _, err := os.Stat(rd); err != nil {
+			return out
+		}
+		found := ""
+		for _, n := range abTraceNames {
+			if _, err := os.Stat(filepath.Join(rd, n)); err == nil {
+				found = filepath.Join(rd, n)
+				break
+			}
+		}
+		if found == "" {
+			t.Fatalf("%s: no trace (one of %s)", rd, strings.Join(abTraceNames, ", "))
+		}
+		out = append(out, found)
+	}
+}
+
 // readABPair reads a pair folder; it fails the test on a malformed one.
 func readABPair(t *testing.T, dir string) abPair {
 	t.Helper()
 	var p abPair
-	runs := func(side string) []string {
-		var out []string
-		for i := 1; ; i++ {
-			rd := filepath.Join(dir, side+"-"+strconv.Itoa(i))
-			if _, err := os.Stat(rd); err != nil {
-				return out
-			}
-			found := ""
-			for _, n := range abTraceNames {
-				if _, err := os.Stat(filepath.Join(rd, n)); err == nil {
-					found = filepath.Join(rd, n)
-					break
-				}
-			}
-			if found == "" {
-				t.Fatalf("%s: no trace (one of %s)", rd, strings.Join(abTraceNames, ", "))
-			}
-			out = append(out, found)
-		}
-	}
+	runs := func(side string) []string { return runsIn(t, dir, side) }
 	p.base, p.new = runs("base"), runs("new")
+	if len(p.base) == 0 {
+		// A pair inside a workload folder shares that folder's base runs
+		// with the other knobs recorded on the same workload.
+		p.base = runsIn(t, filepath.Dir(filepath.Clean(dir)), "base")
+	}
 	if len(p.base) == 0 || len(p.new) == 0 {
 		t.Fatalf("%s: want base-1/ and new-1/ at least; found %d and %d runs", dir, len(p.base), len(p.new))
 	}
@@ -70,6 +80,9 @@ func readABPair(t *testing.T, dir string) abPair {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
+		if strings.HasPrefix(strings.TrimSpace(sc.Text()), "# none:") {
+			p.noExpect = true
+		}
 		l, _, _ := strings.Cut(sc.Text(), "#")
 		fs := strings.Fields(l)
 		if len(fs) == 0 {
@@ -80,8 +93,8 @@ func readABPair(t *testing.T, dir string) abPair {
 		}
 		p.expect = append(p.expect, abExpect{line: n, dir: fs[0], metric: fs[1], scope: strings.Join(fs[2:], " ")})
 	}
-	if len(p.expect) == 0 {
-		t.Fatalf("%s/expect.txt: no expectation", dir)
+	if len(p.expect) == 0 && !p.noExpect {
+		t.Fatalf("%s/expect.txt: no expectation (a knob whose effect its mechanism does not fix says so: a line \"# none: WHY\")", dir)
 	}
 	return p
 }
@@ -141,18 +154,21 @@ func abFailures(t *testing.T, dir string) []string {
 
 // TestABFixtures: every pair under fixtures/ab (README there).
 func TestABFixtures(t *testing.T) {
-	dirs, _ := filepath.Glob("../../fixtures/ab/*/")
+	// A pair is a folder with an expect.txt: fixtures/ab/PAIR/, or
+	// fixtures/ab/WORKLOAD/KNOB/ sharing WORKLOAD's base runs.
 	var pairs []string
-	for _, d := range dirs {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			pairs = append(pairs, d)
+	for _, glob := range []string{"../../fixtures/ab/*/expect.txt", "../../fixtures/ab/*/*/expect.txt"} {
+		found, _ := filepath.Glob(glob)
+		for _, f := range found {
+			pairs = append(pairs, filepath.Dir(f))
 		}
 	}
 	if len(pairs) == 0 {
 		t.Skip("no A/B pairs in fixtures/ab yet (fixtures/ab/README.md says how to add one)")
 	}
 	for _, d := range pairs {
-		t.Run(filepath.Base(d), func(t *testing.T) {
+		name, _ := filepath.Rel("../../fixtures/ab", d)
+		t.Run(name, func(t *testing.T) {
 			for _, f := range abFailures(t, d) {
 				t.Error(f)
 			}
