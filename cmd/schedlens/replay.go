@@ -170,7 +170,7 @@ func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, 
 			os.Remove(f.Name())
 		}
 	}()
-	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU})
+	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU, RecordStart: true})
 	if err != nil {
 		return err
 	}

@@ -327,6 +327,35 @@ func TestWriter(t *testing.T) {
 			t.Errorf("warnings %q, want two about the lost counts in the stats", m.Warnings)
 		}
 	})
+	t.Run("record start", func(t *testing.T) {
+		// A replayed run marks each CPU's record start with a buffer
+		// start; with RecordStart it reads back as a whole trace, not as
+		// one whose CPU 1 lost its earlier bundles.
+		for _, rs := range []bool{false, true} {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, WriterOptions{Strings: strs, NCPU: 2, RecordStart: rs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := []timeline.Event{ev(timeline.KindBufferStart, 0, 10), ev(timeline.KindBufferStart, 1, 10), sw(0, 10, 1, 2, timeline.StateInterrupt), sw(1, 20, 3, 4, timeline.StateIdle)}
+			for i := range in {
+				if err := w.Add(&in[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, r := mustDecode(t, buf.Bytes(), parse.Options{Strings: strs})
+			want := timeline.CoverageLost
+			if rs {
+				want = timeline.CoverageComplete
+			}
+			if got := r.Meta().Coverage; got != want {
+				t.Errorf("RecordStart %v: coverage %v (%s), want %v", rs, got, r.Meta().CoverageNote, want)
+			}
+		}
+	})
 	t.Run("compact intern threshold", func(t *testing.T) {
 		var buf bytes.Buffer
 		w, _ := NewWriter(&buf, WriterOptions{Strings: strs, CompactSched: true})

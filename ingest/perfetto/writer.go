@@ -40,6 +40,11 @@ type WriterOptions struct {
 	// without which a Reader does not take a trace as complete, is then
 	// left out.
 	Incomplete bool
+	// RecordStart says a leading buffer start of a CPU marks where its
+	// record begins, complete from there (a replayed run, which starts
+	// every CPU at the workload's start), not a buffer whose earlier data
+	// was overwritten: it is then not written as lost data.
+	RecordStart bool
 }
 
 // Writer writes timeline events as a Perfetto trace (a serialized Trace,
@@ -197,6 +202,12 @@ func (w *Writer) Add(ev *timeline.Event) error {
 		}
 		return nil
 	case timeline.KindBufferStart:
+		if c.bundles == 0 && len(c.evs) == 0 && w.opts.RecordStart {
+			// The CPU's record begins here and is whole from here (a
+			// replayed run): the START_OF_TRACE stats say so, where
+			// previous_bundle_end would say earlier bundles were lost.
+			return nil
+		}
 		if c.bundles == 0 && len(c.evs) == 0 {
 			c.startAt = ev.Start
 			if c.startAt == timeline.NoTime {
