@@ -76,7 +76,7 @@ func rows() []compare.TableRow {
 
 func writeDoc(d *compare.Doc, r *Report) {
 	p := r.Prediction
-	d.Heading("schedlens whatif: " + strings.Join(p.Changes, " ") + " on " + r.Trace.Path)
+	d.Heading("schedlens whatif: " + strings.Join(p.Changes, " ") + " (" + strconv.Itoa(len(p.Seeds)) + " seeds a side)")
 	cpus := fmt.Sprintf("%d CPUs", r.Trace.CPUs)
 	if r.Trace.CPUs == 1 {
 		cpus = "1 CPU"
