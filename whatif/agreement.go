@@ -110,7 +110,9 @@ type Agreement struct {
 	// Clear: the real change is beyond the run-to-run spread.
 	Clear bool
 	// Direction: on a clear cell, the predicted change has the sign of
-	// the real median change.
+	// the real median change, and its interval (the median of each end
+	// over the base runs) excludes 0: a predicted -0.01% inside an
+	// interval around 0 predicts no direction.
 	Direction bool
 	// Size: on a clear cell, |predicted| / |real| is within 0.5..2.
 	Size bool
@@ -125,7 +127,8 @@ func Agree(workload, knob, metric string, real RealChange, pred Predicted) Agree
 	r, rok := real.MedianPct()
 	p, pok := pred.MedianPct()
 	if a.Clear {
-		if rok && pok {
+		lo, hi, iok := pred.IntervalPct()
+		if rok && pok && iok && (lo > 0 || hi < 0) {
 			a.Direction = r != 0 && math.Signbit(r) == math.Signbit(p) && p != 0
 			ratio := math.Abs(p) / math.Abs(r)
 			a.Size = a.Direction && ratio >= 0.5 && ratio <= 2

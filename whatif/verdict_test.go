@@ -86,7 +86,7 @@ func TestAgree(t *testing.T) {
 	pred := func(v Verdict, pcts ...float64) Predicted {
 		var p Predicted
 		for _, x := range pcts {
-			p.Cells = append(p.Cells, Cell{HasChange: true, ChangePct: x, Verdict: v})
+			p.Cells = append(p.Cells, Cell{HasChange: true, ChangePct: x, Verdict: v, Tested: true, CI95: [2]float64{x - 1, x + 1}})
 		}
 		return p
 	}
@@ -111,6 +111,11 @@ func TestAgree(t *testing.T) {
 	a = Agree("w", "k", "m", clear, pred(Better, -5, -6, -7))
 	if a.Direction {
 		t.Errorf("opposite direction agrees: %+v", a)
+	}
+	// The right sign inside an interval around 0 is no direction.
+	a = Agree("w", "k", "m", clear, pred(NoChange, 0.01, 0.02, 0.01))
+	if a.Direction {
+		t.Errorf("+0.01%% in [-0.99, +1.01] agrees in direction: %+v", a)
 	}
 	unclear := RealChange{Base: []float64{100, 120}, New: []float64{110, 130}}
 	if Agree("w", "k", "m", unclear, pred(Worse, 20, 20)).Quiet {
