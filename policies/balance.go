@@ -50,7 +50,7 @@ const (
 )
 
 const (
-	nrMigrate         = 32  // sysctl_sched_nr_migrate and SCHED_NR_MIGRATE_BREAK
+	nrMigrate         = 32  // SCHED_NR_MIGRATE_BREAK and the default sysctl_sched_nr_migrate
 	maxPinnedInterval = 512 // MAX_PINNED_INTERVAL (ms)
 )
 
@@ -220,7 +220,7 @@ func (m *Model) lbPassCost(env *lbEnv) int64 {
 	env.flags |= lbfAllPinned
 	moved := 0
 	if m.NrRunning(busiest) > 1 {
-		env.loopMax = min(nrMigrate, m.NrRunning(busiest))
+		env.loopMax = min(m.nrMigrate, m.NrRunning(busiest))
 		for {
 			mv, ex := m.detachTasks(env)
 			moved += mv

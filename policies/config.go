@@ -99,6 +99,9 @@ func FeatureByName(name string) (Feature, bool) {
 	return 0, false
 }
 
+// FeatureNames returns the name of every modeled feature, in a fixed order.
+func FeatureNames() []string { return (featEnd - 1).Names() }
+
 // Names returns the names of the features in f, in a fixed order.
 func (f Feature) Names() []string {
 	var out []string
@@ -236,12 +239,9 @@ type Config struct {
 	Kernel   string
 	Features Feature
 	Patches  Patch
-	// BaseSlice is sysctl_sched_base_slice in ns; 0 scales the kernel
-	// version's normalized base slice (0.75 or 0.70 ms) by
-	// 1 + ilog2(min(CPUs, 8)) as the kernel does.
-	BaseSlice int64
-	// MigrationCost is sysctl_sched_migration_cost in ns; 0 means 500 µs.
-	MigrationCost int64
+	// Tunables are the debugfs tunables the description set; the others
+	// keep the kernel's values (tunables.go).
+	Tunables Tunables
 	// Cost prices newidle balancing; the zero value means DefaultCost.
 	Cost CostModel
 }
@@ -265,10 +265,12 @@ func versions() []string {
 
 // Parse reads a policy description: a kernel version, then comma-separated
 // switches: "+patch" or "-patch" (a seed patch knob), "FEATURE" or
-// "NO_FEATURE" (a sched_feat). Examples:
+// "NO_FEATURE" (a sched_feat), "name=value" (a debugfs tunable,
+// tunables.go). Examples:
 //
 //	6.12
 //	6.12,+resched-ineligible,NO_RUN_TO_PARITY
+//	6.12,base_slice_ns=3000000
 //	6.18,-lb-eligible-first
 //	6.12+lb-eligible-first           (a patch right after the version)
 func Parse(s string) (Config, error) {
@@ -332,6 +334,8 @@ func isPatchPrefix(s string) bool {
 
 func (c *Config) apply(tok string) error {
 	switch {
+	case strings.Contains(tok, "="):
+		return c.Tunables.parse(tok)
 	case strings.HasPrefix(tok, "+") || strings.HasPrefix(tok, "-"):
 		p, ok := PatchByName(tok[1:])
 		if !ok {
@@ -355,7 +359,7 @@ func (c *Config) apply(tok string) error {
 	case strings.HasPrefix(tok, "NO_"):
 		f, ok := FeatureByName(tok[3:])
 		if !ok {
-			return fmt.Errorf("unknown feature %q", tok)
+			return fmt.Errorf("unknown feature %q: want one of %s", tok, strings.Join(FeatureNames(), ", "))
 		}
 		c.Features &^= f
 	default:
@@ -370,6 +374,9 @@ func (c *Config) apply(tok string) error {
 	}
 	return nil
 }
+
+// PatchNames returns the knob names of the seed patches, in seed order.
+func PatchNames() []string { return patchNames() }
 
 func patchNames() []string {
 	var n []string
@@ -414,5 +421,5 @@ func (c Config) String() string {
 		}
 	}
 	slices.Sort(feats)
-	return strings.Join(append(parts, feats...), ",")
+	return strings.Join(append(append(parts, feats...), c.Tunables.strings()...), ",")
 }

@@ -24,6 +24,11 @@ func TestParseConfig(t *testing.T) {
 		{in: "6.18 -lb-eligible-first", name: "6.18,-lb-eligible-first", without: PatchLBEligibleFirst},
 		{in: "6.12,NO_CORE_SYNC,+coresched-idle-ipi", name: "6.12,+coresched-idle-ipi,NO_CORE_SYNC", hasNot: FeatCoreSync, with: PatchCoreschedIdleIPI},
 		{in: "6.6,LB_MIN", name: "6.6,LB_MIN", has: FeatLBMin},
+		{in: "6.12,base_slice_ns=3000000,NO_RUN_TO_PARITY", name: "6.12,NO_RUN_TO_PARITY,base_slice_ns=3000000", hasNot: FeatRunToParity},
+		{in: "6.6,nr_migrate=8,migration_cost_ns=0", name: "6.6,migration_cost_ns=0,nr_migrate=8"},
+		{in: "6.12,base_slice_ns=0", errMatch: "base_slice_ns=0: want 1..4294967295"},
+		{in: "6.12,nr_migrate=x", errMatch: `nr_migrate: "x" is not an integer`},
+		{in: "6.12,sched_latency_ns=1", errMatch: `unknown tunable "sched_latency_ns": want one of base_slice_ns, migration_cost_ns, nr_migrate`},
 		{in: "5.10", errMatch: `unknown kernel version "5.10"`},
 		{in: "", errMatch: "empty policy"},
 		{in: "6.12,+fast", errMatch: `unknown patch "fast"`},
@@ -91,6 +96,18 @@ func TestPatchesAndScenarios(t *testing.T) {
 	}
 	if _, err := Scenario("999"); err == nil {
 		t.Errorf("Scenario(999) succeeded")
+	}
+}
+
+func TestTunablesReachTheModel(t *testing.T) {
+	const w = "topology symmetric 2\nend 1ms\ntask a\n  run 10us\n"
+	_, _, m := run(t, w, "6.12,base_slice_ns=3000000,migration_cost_ns=0,nr_migrate=8", 0)
+	if m.baseSlice != 3_000_000 || m.migCost != 0 || m.nrMigrate != 8 {
+		t.Errorf("base slice %d, migration cost %d, nr_migrate %d; want 3000000 (unscaled), 0, 8", m.baseSlice, m.migCost, m.nrMigrate)
+	}
+	_, _, m = run(t, w, "6.12", 0)
+	if m.baseSlice != 1_500_000 || m.migCost != 500_000 || m.nrMigrate != 32 {
+		t.Errorf("defaults: base slice %d, migration cost %d, nr_migrate %d; want 1500000, 500000, 32", m.baseSlice, m.migCost, m.nrMigrate)
 	}
 }
 

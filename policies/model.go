@@ -84,6 +84,7 @@ type Model struct {
 	baseSlice int64
 	normSlice int64 // normalized_sysctl_sched_base_slice of the modeled version
 	migCost   int64
+	nrMigrate int // sysctl_sched_nr_migrate
 	cost      CostModel
 	lbSeq     uint64
 	rtSeq     uint64
@@ -155,13 +156,17 @@ func (m *Model) Attach(s *replay.Sim) error {
 	if k, ok := KernelByVersion(m.cfg.Kernel); ok && k.BaseSlice > 0 {
 		m.normSlice = k.BaseSlice
 	}
-	m.baseSlice = m.cfg.BaseSlice
-	if m.baseSlice <= 0 {
-		m.baseSlice = m.normSlice * int64(bits.Len(uint(min(m.ncpu, 8)))) // 1 + ilog2(n)
+	m.baseSlice = m.normSlice * int64(bits.Len(uint(min(m.ncpu, 8)))) // 1 + ilog2(n)
+	if v, ok := m.cfg.Tunables.Get(TunBaseSlice); ok {
+		m.baseSlice = v
 	}
-	m.migCost = m.cfg.MigrationCost
-	if m.migCost <= 0 {
-		m.migCost = migrationCost
+	m.migCost = migrationCost
+	if v, ok := m.cfg.Tunables.Get(TunMigrationCost); ok {
+		m.migCost = v
+	}
+	m.nrMigrate = nrMigrate
+	if v, ok := m.cfg.Tunables.Get(TunNrMigrate); ok {
+		m.nrMigrate = int(v)
 	}
 	m.cost = m.cfg.Cost
 	if m.cost == (CostModel{}) {

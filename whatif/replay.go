@@ -86,6 +86,9 @@ type Options struct {
 	// Recorded is the recording measured under the same options, to
 	// reuse across runs; nil measures it.
 	Recorded *compare.Side
+	// CPUs restricts the modeled machine to these CPUs of the recording
+	// (nil: every CPU), as if the others were offline (restrictCPUs).
+	CPUs topology.CPUSet
 	// NoOverrun stops the modeled run at the recording's end even when
 	// tasks that exit in the recording have not.
 	NoOverrun bool
@@ -132,6 +135,12 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	recTopo := topo
+	if o.CPUs != nil {
+		if topo, _, err = restrictCPUs(w, topo, o.CPUs); err != nil {
+			return nil, err
+		}
+	}
 	cost, costNote := policies.CalibratedCost(w, topo)
 	cfg.Cost = cost
 	w.Assumptions = append(w.Assumptions, costNote)
@@ -161,7 +170,7 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	}
 	rec := o.Recorded
 	if rec == nil {
-		if rec, err = compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: o.Filter, Affinity: o.Affinity}); err != nil {
+		if rec, err = compare.Measure(tl, compare.Options{Window: win, Topology: recTopo, Filter: o.Filter, Affinity: o.Affinity}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,129 @@
+package whatif
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/schedlens/schedlens/policies"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// ChangeKind says what a what-if change touches.
+type ChangeKind uint8
+
+// Kinds of change.
+const (
+	ChangePatch   ChangeKind = iota + 1 // a seed patch knob: +name or -name
+	ChangeFeature                       // a sched_feat switch: NAME or NO_NAME
+	ChangeTunable                       // a debugfs tunable: name=value
+	ChangeCPUs                          // the CPU set: cpus=LIST
+)
+
+// Change is one change of a what-if, under its kernel name.
+type Change struct {
+	Kind ChangeKind
+	// Text is the change as written ("NO_RUN_TO_PARITY", "cpus=0").
+	Text string
+	// CPUs is the machine's CPUs the what-if keeps (ChangeCPUs only).
+	CPUs topology.CPUSet
+}
+
+// ParseChange reads one change: "+patch" or "-patch", "FEATURE" or
+// "NO_FEATURE", "tunable=value", or "cpus=LIST". A name the model does not
+// implement is an error that lists the ones it does.
+func ParseChange(s string) (Change, error) {
+	s = strings.TrimSpace(s)
+	c := Change{Text: s}
+	name, value, isAssign := strings.Cut(s, "=")
+	switch {
+	case s == "":
+		return c, fmt.Errorf("empty change: want %s", modeled())
+	case isAssign && name == "cpus":
+		set, err := topology.ParseCPUSet(value)
+		if err != nil || set.Empty() {
+			if err == nil {
+				err = fmt.Errorf("no CPU")
+			}
+			return c, fmt.Errorf("change %q: want cpus=LIST (e.g. cpus=0 or cpus=0-3,6): %v", s, err)
+		}
+		c.Kind, c.CPUs = ChangeCPUs, set
+		return c, nil
+	case isAssign:
+		if _, ok := policies.TunableByName(name); !ok {
+			return c, fmt.Errorf("change %q: the model has no tunable %q; want %s", s, name, modeled())
+		}
+		c.Kind = ChangeTunable
+	case strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-"):
+		if _, ok := policies.PatchByName(s[1:]); !ok {
+			return c, fmt.Errorf("change %q: the model has no patch %q; want %s", s, s[1:], modeled())
+		}
+		c.Kind = ChangePatch
+	default:
+		if _, ok := policies.FeatureByName(strings.TrimPrefix(s, "NO_")); !ok {
+			if _, isPatch := policies.PatchByName(s); isPatch {
+				return c, fmt.Errorf("change %q is a patch: write +%s or -%s", s, s, s)
+			}
+			return c, fmt.Errorf("change %q: the model implements no such knob; want %s", s, modeled())
+		}
+		c.Kind = ChangeFeature
+	}
+	// The value of a tunable is checked by the description parser.
+	if c.Kind == ChangeTunable {
+		if _, err := policies.Parse(policies.DefaultKernel() + "," + s); err != nil {
+			return c, fmt.Errorf("change %q: %v", s, err)
+		}
+	}
+	return c, nil
+}
+
+// modeled lists every change the model implements.
+func modeled() string {
+	return fmt.Sprintf("a patch (+name or -name: %s), a sched feature (NAME or NO_NAME: %s), a debugfs tunable (%s), or cpus=LIST",
+		strings.Join(policies.PatchNames(), ", "), strings.Join(policies.FeatureNames(), ", "),
+		strings.Join(tunableForms(), ", "))
+}
+
+func tunableForms() []string {
+	var out []string
+	for _, n := range policies.TunableNames() {
+		out = append(out, n+"=N")
+	}
+	return out
+}
+
+// Apply returns the description of the baseline desc with the changes
+// applied, and the CPU set of the last cpus= change (nil: every CPU). A
+// change that leaves the model as it was ("NO_DELAY_DEQUEUE" on 6.6,
+// which has no DELAY_DEQUEUE) is an error: a what-if of nothing.
+func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
+	base, err := policies.Parse(desc)
+	if err != nil {
+		return "", nil, fmt.Errorf("baseline %q: %w", desc, err)
+	}
+	out := desc
+	var cpus topology.CPUSet
+	for _, c := range changes {
+		if c.Kind == ChangeCPUs {
+			cpus = c.CPUs
+			continue
+		}
+		prev, _ := policies.Parse(out)
+		next := out + "," + c.Text
+		cfg, err := policies.Parse(next)
+		if err != nil {
+			return "", nil, fmt.Errorf("change %q on %s: %w", c.Text, out, err)
+		}
+		if cfg == prev {
+			return "", nil, fmt.Errorf("change %q changes nothing on %s (the model is already so)", c.Text, prev.String())
+		}
+		out = next
+	}
+	cfg, _ := policies.Parse(out)
+	if _, err := policies.New(cfg); err != nil {
+		return "", nil, fmt.Errorf("policy %q: %w", out, err)
+	}
+	if cfg == base && cpus == nil {
+		return "", nil, fmt.Errorf("the changes leave the baseline %s as it was", base.String())
+	}
+	return cfg.String(), cpus, nil
+}

@@ -1,0 +1,312 @@
+package whatif
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/schedlens/schedlens/affinity"
+	"github.com/schedlens/schedlens/compare"
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/policies"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of this package")
+
+// corpusDoc, when set, writes the agreement table of docs/whatif.md there.
+var corpusDoc = flag.String("corpus-doc", "", "write the corpus agreement table (markdown) to this file")
+
+// corpusSeeds is how many seeds a side the corpus check runs: the test
+// must stay fast (34 what-ifs), and the pinned directions and verdicts
+// are those of this seed list. -corpus-seeds N runs another count and
+// checks no golden file (for the doc's figures at other counts).
+const corpusSeeds = 4
+
+var corpusSeedsFlag = flag.Int("corpus-seeds", corpusSeeds, "seeds a side of the corpus check")
+
+// corpusMetrics are the headline figures of the check (overall scope).
+var corpusMetrics = []string{compare.RunNs, compare.RunnableNs, compare.WakeupP50Ns, compare.WakeupP99Ns, compare.WakeupMeanNs,
+	compare.Preemptions, compare.Migrations, compare.ContextSwitches, compare.IdleWithRunnableNs, compare.CompletionNs}
+
+// knobChange is the what-if change of a knob folder of fixtures/ab.
+func knobChange(knob string) string {
+	if knob == "base_slice_3ms" {
+		return "base_slice_ns=3000000"
+	}
+	return knob
+}
+
+type abTrace struct {
+	tl   *timeline.Timeline
+	topo *topology.Topology
+	am   *affinity.Map
+	desc string // the baseline model of its release
+}
+
+func loadAB(t *testing.T, path string) *abTrace {
+	t.Helper()
+	ld, err := ingest.Load(path, ingest.Options{Name: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Resolve(ld.Meta.Topology, path, "", ld.Timeline.NCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, file, err := ingest.ReleaseNextTo(path)
+	if err != nil || rel == "" {
+		t.Fatalf("kernel release next to %s: %q, %v", path, rel, err)
+	}
+	desc, _, err := Policy{Release: policies.Release{Release: rel, Source: file}}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	am, err := affinity.Build(ld.Timeline, affinity.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &abTrace{tl: ld.Timeline, topo: topo, am: am, desc: desc}
+}
+
+func (x *abTrace) measure(t *testing.T) *compare.Side {
+	s, err := compare.Measure(x.tl, compare.Options{Window: metrics.DefaultWindow(x.tl), Topology: x.topo, Affinity: x.am})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runDirs(t *testing.T, dir, prefix string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, filepath.Join(dir, e.Name(), "trace.txt.zst"))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func figure(s *compare.Side, metric string) float64 {
+	v, _ := s.Overall.Value(metric)
+	return float64(v)
+}
+
+// corpusCheck runs the whole check: every knob of every workload of
+// fixtures/ab, a what-if of the knob on each base run.
+func corpusCheck(t *testing.T, seeds []uint64) []Agreement {
+	root := "../fixtures/ab"
+	wls, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Agreement
+	for _, wl := range wls {
+		if !wl.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, wl.Name())
+		var bases []*abTrace
+		var baseSides []*compare.Side
+		for _, p := range runDirs(t, dir, "base-") {
+			bases = append(bases, loadAB(t, p))
+		}
+		knobs, _ := os.ReadDir(dir)
+		for _, k := range knobs {
+			if !k.IsDir() || strings.HasPrefix(k.Name(), "base-") {
+				continue
+			}
+			var newSides []*compare.Side
+			for _, p := range runDirs(t, filepath.Join(dir, k.Name()), "new-") {
+				newSides = append(newSides, loadAB(t, p).measure(t))
+			}
+			ch, err := ParseChange(knobChange(k.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			preds := make([]*Prediction, len(bases))
+			for i, b := range bases {
+				p, err := Predict(b.tl, b.desc, []Change{ch}, PredictOptions{Seeds: seeds, Options: Options{Topology: b.topo, Affinity: b.am}})
+				if err != nil {
+					t.Fatalf("%s %s base %d: %v", wl.Name(), k.Name(), i+1, err)
+				}
+				preds[i] = p
+				if len(baseSides) < len(bases) {
+					baseSides = append(baseSides, p.Recorded)
+				}
+			}
+			for _, m := range corpusMetrics {
+				var real RealChange
+				for _, s := range baseSides {
+					real.Base = append(real.Base, figure(s, m))
+				}
+				for _, s := range newSides {
+					real.New = append(real.New, figure(s, m))
+				}
+				var pred Predicted
+				for _, p := range preds {
+					pred.Cells = append(pred.Cells, *p.Cell(compare.Overall, m))
+				}
+				out = append(out, Agree(wl.Name(), k.Name(), m, real, pred))
+			}
+		}
+	}
+	return out
+}
+
+func sign(v float64, ok bool) string {
+	switch {
+	case !ok:
+		return "?"
+	case v > 0:
+		return "+"
+	case v < 0:
+		return "-"
+	}
+	return "0"
+}
+
+// goldenLine is what the test pins of a cell: the real and predicted
+// directions, whether the real change is clear, and the verdict.
+func goldenLine(a Agreement) string {
+	r, rok := a.Real.MedianPct()
+	p, pok := a.Pred.MedianPct()
+	clear := "unclear"
+	if a.Clear {
+		clear = "clear"
+	}
+	return fmt.Sprintf("%s %s %s %s real%s pred%s %s", a.Workload, a.Knob, a.Metric, clear, sign(r, rok), sign(p, pok),
+		strings.ReplaceAll(string(a.Pred.Verdict()), " ", "-"))
+}
+
+// TestCorpusAgreement pins the check of the what-if against the real A/B
+// corpus: per cell the direction of the real and predicted changes,
+// whether the real one is beyond the run-to-run spread, and the verdict
+// (docs/whatif.md has the figures). -update rewrites the golden file;
+// -corpus-doc FILE writes the table of the doc.
+func TestCorpusAgreement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 34 what-ifs of the A/B corpus")
+	}
+	cells := corpusCheck(t, Seeds(*corpusSeedsFlag))
+	var lines []string
+	for _, a := range cells {
+		lines = append(lines, goldenLine(a))
+	}
+	s := ScoreOf(cells)
+	summary := fmt.Sprintf("score clear %d direction %d size %d unclear %d quiet %d", s.Clear, s.Direction, s.Size, s.Unclear, s.Quiet)
+	lines = append(lines, summary)
+	t.Log(summary)
+	if *corpusDoc != "" {
+		writeCorpusDoc(t, *corpusDoc, cells)
+	}
+	if *corpusSeedsFlag != corpusSeeds {
+		return
+	}
+	golden := "testdata/corpus_agreement.golden"
+	got := strings.Join(lines, "\n") + "\n"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		wl := strings.Split(strings.TrimSpace(string(want)), "\n")
+		for i, l := range lines {
+			if i >= len(wl) || wl[i] != l {
+				w := "(none)"
+				if i < len(wl) {
+					w = wl[i]
+				}
+				t.Errorf("%s:%d: got %q, want %q", golden, i+1, l, w)
+			}
+		}
+		if len(wl) > len(lines) {
+			t.Errorf("%s: %d lines, want %d", golden, len(lines), len(wl))
+		}
+	}
+}
+
+func pctText(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	if math.Abs(v) >= 100 {
+		return fmt.Sprintf("%+.0f%%", v)
+	}
+	return fmt.Sprintf("%+.1f%%", v)
+}
+
+func writeCorpusDoc(t *testing.T, path string, cells []Agreement) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "| workload | knob | metric | real median | real spread | clear | predicted median | predicted 95% | verdict | agreement |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, a := range cells {
+		r, rok := a.Real.MedianPct()
+		lo, hi, sok := a.Real.SpreadPct()
+		p, pok := a.Pred.MedianPct()
+		plo, phi, iok := a.Pred.IntervalPct()
+		spread, iv := "-", "-"
+		if sok {
+			spread = pctText(lo, true) + " .. " + pctText(hi, true)
+		}
+		if iok {
+			iv = "[" + pctText(plo, true) + ", " + pctText(phi, true) + "]"
+		}
+		clear, agree := "no", ""
+		switch {
+		case a.Clear && a.Size:
+			clear, agree = "yes", "direction, size"
+		case a.Clear && a.Direction:
+			clear, agree = "yes", "direction"
+		case a.Clear:
+			clear, agree = "yes", "**miss**"
+		case a.Quiet:
+			agree = "quiet"
+		default:
+			agree = "**false alarm**"
+		}
+		var verdicts []string
+		for _, c := range a.Pred.Cells {
+			verdicts = append(verdicts, shortVerdict(c.Verdict))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", a.Workload, a.Knob, a.Metric,
+			pctText(r, rok), spread, clear, pctText(p, pok), iv, shortVerdict(a.Pred.Verdict()), strings.Join(verdicts, ", "), agree)
+	}
+	s := ScoreOf(cells)
+	fmt.Fprintf(w, "\nclear cells: %d; direction agrees: %d (%s); size within 2x: %d (%s); unclear cells: %d; predicted no change or inconclusive: %d (%s)\n",
+		s.Clear, s.Direction, share(s.Direction, s.Clear), s.Size, share(s.Size, s.Clear), s.Unclear, s.Quiet, share(s.Quiet, s.Unclear))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func share(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return strconv.Itoa(a*100/b) + "%"
+}
