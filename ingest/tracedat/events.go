@@ -303,13 +303,22 @@ func (d *decoder) state(v uint64) timeline.State {
 // record (libtraceevent plugin_sched_switch.c registers prev/next comm of a
 // switch and the woken comm of sched_wakeup/sched_wakeup_new), so that the
 // task column of later records names tasks as the report does.
+// tep_register_comm keeps a pid's first comm (saved_cmdlines, then the
+// first registration): in ftrace-oracle-busy pid 13116 prints as "bash"
+// all along though it ran as "oracle-busy" between two task_renames.
 func (r *Reader) registerComms(ev *timeline.Event) {
 	switch ev.Kind {
 	case timeline.KindSwitch:
-		r.comm[int32(ev.Other)] = ev.OComm
-		r.comm[int32(ev.Task)] = ev.Comm
+		r.register(ev.Other, ev.OComm)
+		r.register(ev.Task, ev.Comm)
 	case timeline.KindWakeup, timeline.KindWakeupNew:
-		r.comm[int32(ev.Task)] = ev.Comm
+		r.register(ev.Task, ev.Comm)
+	}
+}
+
+func (r *Reader) register(pid timeline.TID, c timeline.CommID) {
+	if _, ok := r.comm[int32(pid)]; !ok && pid != 0 {
+		r.comm[int32(pid)] = c
 	}
 }
 
