@@ -353,7 +353,7 @@ func (r *Reader) headerV7(c *cursor) error {
 func (r *Reader) section(off int64, want int, name string) (*cursor, error) {
 	c := r.cursor(off, r.size, name)
 	if off < 0 || off >= r.size {
-		return nil, c.errAt(off, parse.ErrTruncated, "want a %s section at offset %d, the file has %d bytes", name, off, r.size)
+		return nil, c.errAt(r.size, parse.ErrTruncated, "want a %s section at offset %d, the file ends at %d", name, off, r.size)
 	}
 	id, err := c.u16("section id")
 	if err != nil {

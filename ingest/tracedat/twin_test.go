@@ -14,7 +14,7 @@ import (
 
 // asText turns a trace.dat event into what `trace-cmd report` prints of
 // it: times rounded to the nearest microsecond (libtraceevent's default
-// "%6.1000d" time print rounds), 
+// "%6.1000d" time print rounds),
 // and no execution context (the default report has no flags column).
 func asText(ev timeline.Event) timeline.Event {
 	ev.Time = usec(ev.Time)
