@@ -5,7 +5,7 @@
 //
 // Formats: ftrace text (`trace`, `trace_pipe`, `trace-cmd report`) in
 // ingest/ftrace, `perf script` text in ingest/perf, Perfetto protobuf in
-// ingest/perfetto. The shared Reader interface, Options, Meta and
+// ingest/perfetto, trace-cmd trace.dat in ingest/tracedat. The shared Reader interface, Options, Meta and
 // ParseError live in ingest/parse (so that the format packages can use them
 // without importing this package) and are re-exported here.
 //
