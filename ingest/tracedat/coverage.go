@@ -27,7 +27,7 @@ func (r *Reader) coverage() {
 	var total int64
 	nstat := 0
 	for _, b := range r.buffers {
-		if len(b.cpus) == 0 {
+		if !b.hasData() {
 			continue
 		}
 		got := map[int]int64{}
@@ -37,6 +37,9 @@ func (r *Reader) coverage() {
 			}
 		}
 		for _, cd := range b.cpus {
+			if cd.size == 0 {
+				continue
+			}
 			st, ok := b.stats[cd.cpu]
 			where := fmt.Sprintf("buffer %q CPU %d", b.name, cd.cpu)
 			if b.name == "" {
@@ -60,11 +63,21 @@ func (r *Reader) coverage() {
 	}
 	var names []string
 	for _, b := range r.buffers {
-		if len(b.cpus) > 0 {
+		if b.hasData() {
 			names = append(names, fmt.Sprintf("%q", b.name))
 		}
 	}
 	m.Coverage = timeline.CoverageComplete
 	m.CoverageNote = fmt.Sprintf("the kernel's buffer statistics (buffer %s, %d CPUs) count no overwritten or dropped event and %d events read, all in the file, and no page is flagged with missed events",
 		strings.Join(names, ", "), nstat, total)
+}
+
+// hasData reports whether some CPU of b has pages in the file.
+func (b *buffer) hasData() bool {
+	for _, cd := range b.cpus {
+		if cd.size > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -45,32 +45,41 @@ func (e *eventFormat) field(name string) (field, bool) {
 	return field{}, false
 }
 
-// parseFormat parses a format file. On failure it returns the 1-based line
+// parseFormat parses a format file. Only the name and ID are read unless
+// full(name) says the fields are needed too (a kernel has some 2000 formats;
+// schedlens decodes about a dozen). On failure it returns the 1-based line
 // and what was wrong.
-func parseFormat(b []byte) (*eventFormat, int, string) {
+func parseFormat(b []byte, full func(name string) bool) (*eventFormat, int, string) {
 	e := &eventFormat{id: -1}
-	lines := bytes.Split(b, []byte("\n"))
-	for i, raw := range lines {
-		ln := i + 1
-		line := strings.TrimSpace(string(raw))
+	wantFields := false
+	for ln := 1; len(b) > 0; ln++ {
+		raw := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			raw, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		raw = bytes.TrimSpace(raw)
 		switch {
-		case line == "" || line == "format:":
-		case strings.HasPrefix(line, "name:"):
-			e.name = strings.TrimSpace(line[5:])
-		case strings.HasPrefix(line, "ID:"):
-			id, err := strconv.Atoi(strings.TrimSpace(line[3:]))
+		case len(raw) == 0:
+		case bytes.HasPrefix(raw, []byte("name:")):
+			e.name = string(bytes.TrimSpace(raw[5:]))
+			wantFields = full == nil || full(e.name)
+		case bytes.HasPrefix(raw, []byte("ID:")):
+			id, err := strconv.Atoi(string(bytes.TrimSpace(raw[3:])))
 			if err != nil || id < 0 || id > 0xffff {
-				return nil, ln, "want ID: followed by a number 0..65535, got " + strconv.Quote(clipS(line))
+				return nil, ln, "want ID: followed by a number 0..65535, got " + strconv.Quote(clipS(string(raw)))
 			}
 			e.id = id
-		case strings.HasPrefix(line, "field:"):
-			f, msg := parseField(line)
+		case !wantFields:
+		case bytes.HasPrefix(raw, []byte("field:")):
+			f, msg := parseField(string(raw))
 			if msg != "" {
 				return nil, ln, msg
 			}
 			e.fields = append(e.fields, f)
-		case strings.HasPrefix(line, "print fmt:"):
-			e.print = strings.TrimSpace(line[len("print fmt:"):])
+		case bytes.HasPrefix(raw, []byte("print fmt:")):
+			e.print = string(bytes.TrimSpace(raw[len("print fmt:"):]))
 		}
 	}
 	if e.name == "" {

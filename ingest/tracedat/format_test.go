@@ -35,7 +35,7 @@ print fmt: "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=
 
 func addSwitch(t *testing.T, text string) (*Reader, error) {
 	r := &Reader{name: "t.dat", strs: timeline.NewStrings()}
-	f, line, msg := parseFormat([]byte(text))
+	f, line, msg := parseFormat([]byte(text), nil)
 	if msg != "" {
 		t.Fatalf("line %d: %s", line, msg)
 	}

@@ -195,10 +195,11 @@ func (r *Reader) headerV6(c *cursor) error {
 	default:
 		return c.errAt(start, parse.ErrBadField, "want \"options  \" or \"flyrecord\", got %q", string(kind))
 	}
-	top := &buffer{secOff: -1, clock: r.clock}
+	top := &buffer{secOff: -1, clock: r.clock, stats: r.statFor("")}
 	if err := r.cpuTable(c, top, int(ncpu)); err != nil {
 		return err
 	}
+	top.clock = r.tableClock(c, top.clock)
 	r.buffers = append([]*buffer{top}, r.buffers...)
 	// Instances: a BUFFER option's offset points at the instance's own
 	// "flyrecord" keyword and CPU table.
@@ -210,6 +211,7 @@ func (r *Reader) headerV6(c *cursor) error {
 		if err := r.cpuTable(bc, b, int(ncpu)); err != nil {
 			return err
 		}
+		b.clock = r.tableClock(bc, b.clock)
 		b.secOff = -1
 	}
 	return nil
@@ -232,6 +234,30 @@ func (r *Reader) cpuTable(c *cursor, b *buffer, n int) error {
 		b.cpus = append(b.cpus, cpuData{cpu: cpu, off: int64(off), size: int64(size)})
 	}
 	return nil
+}
+
+// tableClock reads what trace-cmd 2.x and later write after a v6 CPU
+// table: a 64-bit size and the trace_clock file ("[local] global ..."),
+// and returns the bracketed clock; files without it keep def.
+func (r *Reader) tableClock(c *cursor, def string) string {
+	save := c.off
+	n, err := c.u64("trace clock size")
+	if err != nil || n == 0 || n > 4096 {
+		c.off = save
+		return def
+	}
+	b, err := c.bytes(int64(n), "trace clock")
+	if err != nil {
+		c.off = save
+		return def
+	}
+	s := string(b)
+	if i := strings.IndexByte(s, '['); i >= 0 {
+		if j := strings.IndexByte(s[i:], ']'); j > 0 {
+			return s[i+1 : i+j]
+		}
+	}
+	return def
 }
 
 // headerV7 reads the compression header and follows the options sections.
@@ -534,7 +560,10 @@ func (r *Reader) formatFile(c *cursor, sys string) error {
 	if err != nil {
 		return err
 	}
-	f, line, msg := parseFormat(b)
+	f, line, msg := parseFormat(b, func(name string) bool {
+		_, ok := wanted[name]
+		return ok || !r.common.ok
+	})
 	if msg != "" {
 		return c.errAt(at, parse.ErrBadField, "%s format file line %d: %s", sys, line, msg)
 	}
