@@ -2,6 +2,8 @@ package tracedat
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"fmt"
 	"math"
 
@@ -45,14 +47,25 @@ var wanted = map[string]struct {
 type decoder struct {
 	name string
 	kind timeline.Kind
-	f    [7]field
+	f    [7]slot
 	has  [7]bool
 	// sched_switch: prev_state's __print_flags table from the print fmt.
 	stateBits []uint64
 	stateOf   []timeline.State
 	preempt   uint64 // the "+" bit (TASK_REPORT_MAX)
+	minLen    int    // the end of the last field: shorter records are malformed
 	stateMask uint64
 }
+
+// slot is where a decoded field sits in a record: the part of a field the
+// hot path needs, small enough to pass by value.
+type slot struct {
+	off, size int
+	signed    bool
+	loc       uint8
+}
+
+func slotOf(f field) slot { return slot{off: f.off, size: f.size, signed: f.signed, loc: uint8(f.loc)} }
 
 // common fields every record starts with (struct trace_entry,
 // include/linux/trace_events.h), taken from the first format that has them.
@@ -106,7 +119,8 @@ func (r *Reader) addFormat(c *cursor, at int64, f *eventFormat) error {
 		case !isStr && fd.size != 1 && fd.size != 2 && fd.size != 4 && fd.size != 8:
 			return c.errAt(at, parse.ErrBadField, "%s format: field %s: want an integer of 1, 2, 4 or 8 bytes, got size %d", f.name, kf.name, fd.size)
 		}
-		d.f[i], d.has[i] = fd, true
+		d.f[i], d.has[i] = slotOf(fd), true
+		d.minLen = max(d.minLen, fd.off+fd.size)
 	}
 	if d.kind == timeline.KindSwitch {
 		vals, names := flagTable(f.print)
@@ -150,21 +164,32 @@ func (r *Reader) checkFormats() error {
 }
 
 // uint reads an unsigned integer field of rec.
-func (r *Reader) uint(rec []byte, f field) uint64 {
+func (r *Reader) uint(rec []byte, f slot) uint64 {
 	b := rec[f.off : f.off+f.size]
+	if r.bigEndian {
+		switch f.size {
+		case 1:
+			return uint64(b[0])
+		case 2:
+			return uint64(binary.BigEndian.Uint16(b))
+		case 4:
+			return uint64(binary.BigEndian.Uint32(b))
+		}
+		return binary.BigEndian.Uint64(b)
+	}
 	switch f.size {
 	case 1:
 		return uint64(b[0])
 	case 2:
-		return uint64(r.order.Uint16(b))
+		return uint64(binary.LittleEndian.Uint16(b))
 	case 4:
-		return uint64(r.order.Uint32(b))
+		return uint64(binary.LittleEndian.Uint32(b))
 	}
-	return r.order.Uint64(b)
+	return binary.LittleEndian.Uint64(b)
 }
 
 // int reads an integer field, sign-extended when the format says signed.
-func (r *Reader) int(rec []byte, f field) int64 {
+func (r *Reader) int(rec []byte, f slot) int64 {
 	u := r.uint(rec, f)
 	if !f.signed || f.size == 8 {
 		return int64(u)
@@ -175,11 +200,11 @@ func (r *Reader) int(rec []byte, f field) int64 {
 
 // str reads a char array field up to its first NUL; a dynamic array that
 // points outside the record reads as empty.
-func (r *Reader) str(rec []byte, f field) []byte {
+func (r *Reader) str(rec []byte, f slot) []byte {
 	if f.loc != 0 {
 		v := r.order.Uint32(rec[f.off:])
 		off, n := int(v&0xffff), int(v>>16)
-		if f.loc == locRelLoc {
+		if f.loc == uint8(locRelLoc) {
 			off += f.off + f.size
 		}
 		if off+n > len(rec) {
@@ -203,14 +228,7 @@ func (r *Reader) str(rec []byte, f field) []byte {
 }
 
 // fits reports whether every field of d lies inside rec.
-func (d *decoder) fits(rec []byte) bool {
-	for i := range d.f {
-		if d.has[i] && d.f[i].off+d.f[i].size > len(rec) {
-			return false
-		}
-	}
-	return true
-}
+func (d *decoder) fits(rec []byte) bool { return len(rec) >= d.minLen }
 
 // decode fills ev from the record rec of decoder d; header fields are
 // already set. pid is common_pid.
@@ -317,16 +335,38 @@ func (r *Reader) registerComms(ev *timeline.Event) {
 }
 
 func (r *Reader) register(pid timeline.TID, c timeline.CommID) {
-	if _, ok := r.comm[int32(pid)]; !ok && pid != 0 {
+	if pid <= 0 || c == timeline.NoComm {
+		return
+	}
+	if int(pid) < maxPIDSlice {
+		for int(pid) >= len(r.pidComm) {
+			r.pidComm = append(r.pidComm, make([]timeline.CommID, len(r.pidComm)+1024)...)
+		}
+		if r.pidComm[pid] == timeline.NoComm {
+			r.pidComm[pid] = c
+		}
+		return
+	}
+	if _, ok := r.comm[int32(pid)]; !ok {
 		r.comm[int32(pid)] = c
 	}
 }
+
+// maxPIDSlice: pids below it keep their comm in a slice, others in a map
+// (PID_MAX_DEFAULT is 32768, PID_MAX_LIMIT 4194304).
+const maxPIDSlice = 1 << 20
 
 // headerComm is the comm trace-cmd report prints in the task column for
 // pid: "<idle>" for 0, the last comm it learned, or "<...>" (NoComm).
 func (r *Reader) headerComm(pid timeline.TID) timeline.CommID {
 	if pid == 0 {
 		return r.idle
+	}
+	if pid > 0 && int(pid) < maxPIDSlice {
+		if int(pid) < len(r.pidComm) {
+			return r.pidComm[pid]
+		}
+		return timeline.NoComm
 	}
 	return r.comm[int32(pid)]
 }
@@ -336,11 +376,17 @@ func (r *Reader) intern(b []byte) timeline.CommID {
 	if len(b) == 0 {
 		return timeline.NoComm
 	}
-	h := uint32(len(b))
-	for _, c := range b {
-		h = h*31 + uint32(c)
+	var x uint64
+	if len(b) >= 8 {
+		x = binary.LittleEndian.Uint64(b) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[len(b)-8:]), 29)
+	} else {
+		for _, c := range b {
+			x = x<<8 | uint64(c)
+		}
 	}
-	s := &r.commCache[h%uint32(len(r.commCache))]
+	x ^= uint64(len(b)) << 59
+	x *= 0x9E3779B97F4A7C15
+	s := &r.commCache[x>>(64-8)]
 	if s.id != 0 && string(s.b[:s.n]) == string(b) {
 		return s.id
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // Magic is the start of every trace.dat file: 0x17 0x08 0x44 "tracing".
@@ -592,7 +593,7 @@ func (r *Reader) cmdlines(c *cursor) error {
 		if sp < 0 || err != nil || pid < 0 {
 			return c.errAt(at, parse.ErrBadField, "saved cmdlines line %d: want PID COMM, got %q", i+1, clipS(string(line)))
 		}
-		r.comm[int32(pid)] = r.strs.ID(line[sp+1:])
+		r.register(timeline.TID(pid), r.strs.ID(line[sp+1:]))
 	}
 	return nil
 }

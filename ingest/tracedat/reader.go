@@ -53,7 +53,8 @@ type Reader struct {
 	dec    []*decoder // decoder by id, nil for events not interpreted
 	common commonFields
 
-	comm      map[int32]timeline.CommID // what trace-cmd report would print in the task column
+	comm      map[int32]timeline.CommID // what trace-cmd report would print in the task column, pids >= maxPIDSlice
+	pidComm   []timeline.CommID         // the same for smaller pids
 	idle      timeline.CommID
 	commCache [256]commSlot
 
@@ -61,7 +62,6 @@ type Reader struct {
 	all     []*stream
 	q       []timeline.Event
 	qi      int
-	cur     timeline.Event
 	done    bool
 	err     error
 	lenient bool
@@ -245,45 +245,57 @@ func (r *Reader) Next(ev *timeline.Event) error {
 			continue
 		}
 		s := r.streams[0]
-		err := r.record(s)
+		out, err := r.record(s, ev)
 		if err == nil {
 			err = s.advance()
+		} else {
+			out = false
 		}
 		if err != nil {
-			if r.lenient {
-				r.meta.Skip(err)
-				// A damaged page is skipped whole.
-				s.data, s.valid = nil, false
-				if err2 := s.advance(); err2 != nil {
-					heap.Pop(&r.streams)
-					r.meta.Skip(err2)
-					continue
-				}
-			} else {
+			if !r.lenient {
+				// The event decoded before the error is handed out first.
 				r.err = err
 				r.close()
+				if out {
+					return nil
+				}
 				continue
+			}
+			// A damaged page is skipped whole, and what it held is a
+			// gap of unknown size; a damaged chunk ends the CPU.
+			r.meta.Skip(err)
+			s.data, s.valid = nil, false
+			s.lost, s.lostCount = true, -1
+			if err2 := s.advance(); err2 != nil {
+				r.meta.Skip(err2)
+				s.valid = false
 			}
 		}
 		if s.valid {
-			heap.Fix(&r.streams, 0)
+			r.streams.fix()
 		} else {
 			heap.Pop(&r.streams)
+		}
+		if out {
+			return nil
 		}
 	}
 }
 
-// record decodes the head record of s into the queue.
-func (r *Reader) record(s *stream) error {
+// record decodes the head record of s into ev, and reports whether it did;
+// a lost record due before it goes to the queue first, followed by the
+// event.
+func (r *Reader) record(s *stream, ev *timeline.Event) (bool, error) {
 	t := r.time(s.evTS)
 	rec := s.rec
 	if len(rec) < 8 || r.common.pid.off+4 > len(rec) || r.common.typ.off+2 > len(rec) {
-		return s.errf(parse.ErrTruncated, "event: want at least the common fields, got %d bytes", len(rec))
+		return false, s.errf(parse.ErrTruncated, "event: want at least the common fields, got %d bytes", len(rec))
 	}
 	if s.last != timeline.NoTime && t < s.last {
-		return s.errf(parse.ErrBackwards, "want a timestamp at or after %d ns (CPU %d's previous event), got %d", s.last, s.cpu, t)
+		return false, s.errf(parse.ErrBackwards, "want a timestamp at or after %d ns (CPU %d's previous event), got %d", s.last, s.cpu, t)
 	}
 	prev := s.last
+	queued := false
 	s.last = t
 	if s.lost {
 		s.lost = false
@@ -294,6 +306,7 @@ func (r *Reader) record(s *stream) error {
 		e.Reset()
 		e.Kind, e.Time, e.Start, e.CPU, e.Arg = timeline.KindLost, t, prev, s.cpu, s.lostCount
 		r.q = append(r.q, e)
+		queued = true
 	}
 	id := r.order.Uint16(rec[r.common.typ.off:])
 	var d *decoder
@@ -302,19 +315,21 @@ func (r *Reader) record(s *stream) error {
 	}
 	if d == nil {
 		r.unknown[id]++
-		return nil
+		return false, nil
 	}
 	pid := timeline.TID(int32(r.order.Uint32(rec[r.common.pid.off:])))
-	ev := &r.cur
 	ev.Reset()
 	ev.Time, ev.CPU = t, s.cpu
 	ev.Ctx = context(rec[r.common.flags.off])
 	if err := r.decode(d, rec, pid, ev); err != nil {
-		return s.errf(parse.ErrBadField, "%v", err)
+		return false, s.errf(parse.ErrBadField, "%v", err)
 	}
 	r.registerComms(ev)
-	r.q = append(r.q, *ev)
-	return nil
+	if queued {
+		r.q = append(r.q, *ev)
+		return false, nil
+	}
+	return true, nil
 }
 
 // context maps common_flags (enum trace_flag_type, kernel/trace/trace.h:
@@ -373,6 +388,27 @@ func (h streamHeap) Less(i, j int) bool {
 }
 func (h streamHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *streamHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
+// fix restores the order after the head stream moved on: a sift-down
+// without container/heap's interface calls.
+func (h streamHeap) fix() {
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.Less(r, l) {
+			m = r
+		}
+		if !h.Less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
 func (h *streamHeap) Pop() any {
 	old := *h
 	s := old[len(old)-1]
