@@ -3,9 +3,9 @@ package tracedat
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"

@@ -388,6 +388,7 @@ func (h streamHeap) Less(i, j int) bool {
 }
 func (h streamHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *streamHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
+
 // fix restores the order after the head stream moved on: a sift-down
 // without container/heap's interface calls.
 func (h streamHeap) fix() {
