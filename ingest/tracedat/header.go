@@ -3,7 +3,6 @@ package tracedat
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -771,5 +770,3 @@ type offsetReaderAt struct {
 func (o *offsetReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return o.ra.ReadAt(p, off-o.base)
 }
-
-var _ = fmt.Sprintf

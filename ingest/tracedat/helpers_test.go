@@ -1,7 +1,6 @@
 package tracedat_test
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,5 +77,3 @@ func build(tb testing.TB, rd parse.Reader) (*timeline.Timeline, *parse.Meta) {
 	}
 	return tl, m
 }
-
-var _ = bytes.NewReader

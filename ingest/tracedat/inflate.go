@@ -15,8 +15,10 @@ func (r *Reader) inflate(src []byte, usize int64, dst []byte) ([]byte, error) {
 	if usize > maxBlob {
 		return nil, fmt.Errorf("want an uncompressed size of at most %d bytes, got %d", int64(maxBlob), usize)
 	}
-	if int64(cap(dst)) < usize {
-		dst = make([]byte, 0, usize)
+	// A corrupt size must not allocate: reserve what the data can
+	// plausibly hold and let the decoder grow it, then check.
+	if want := min(usize, 16*int64(len(src))+64<<10); int64(cap(dst)) < want {
+		dst = make([]byte, 0, want)
 	}
 	dst = dst[:0]
 	switch r.compression {

@@ -1,8 +1,6 @@
 package tracedat
 
 import (
-	"bytes"
-
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
 )
@@ -275,5 +273,3 @@ func itoa(n int) string {
 	}
 	return string(b[i:])
 }
-
-var _ = bytes.IndexByte
