@@ -54,6 +54,8 @@ type buffer struct {
 	chunked bool            // v7 compressed: CPU data in compressed chunks
 }
 
+// cpuData is where a CPU's pages are, as the file states it; a file cut
+// short holds less (the stream reads up to the cut, then reports it).
 type cpuData struct {
 	cpu       int
 	off, size int64
@@ -228,8 +230,8 @@ func (r *Reader) cpuTable(c *cursor, b *buffer, n int) error {
 		if err != nil {
 			return err
 		}
-		if off > uint64(r.size) || size > uint64(r.size)-off {
-			return c.errAt(c.off-16, parse.ErrTruncated, "CPU %d data: want %d bytes at offset %d, the file has %d", cpu, size, off, r.size)
+		if off > 1<<62 || size > 1<<62 {
+			return c.errAt(c.off-16, parse.ErrBadField, "CPU %d data: want an offset and size inside a file, got %d bytes at %d", cpu, size, off)
 		}
 		b.cpus = append(b.cpus, cpuData{cpu: cpu, off: int64(off), size: int64(size)})
 	}
@@ -702,8 +704,8 @@ func (r *Reader) bufferOption(c *cursor, at int64, data []byte) error {
 		if cpu >= maxCPU {
 			return oc.errf(parse.ErrBadField, "CPU id: want below %d, got %d", maxCPU, cpu)
 		}
-		if o > uint64(r.size) || s > uint64(r.size)-o {
-			return oc.errf(parse.ErrTruncated, "CPU %d data: want %d bytes at offset %d, the file has %d", cpu, s, o, r.size)
+		if o > 1<<62 || s > 1<<62 {
+			return oc.errf(parse.ErrBadField, "CPU %d data: want an offset and size inside a file, got %d bytes at %d", cpu, s, o)
 		}
 		b.cpus = append(b.cpus, cpuData{cpu: int(cpu), off: int64(o), size: int64(s)})
 	}

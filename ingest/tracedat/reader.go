@@ -166,10 +166,19 @@ func (r *Reader) start() error {
 				continue
 			}
 			s := &stream{r: r, cpu: timeline.CPU(cd.cpu), buf: b, off: cd.off, end: cd.off + cd.size, last: timeline.NoTime}
+			if s.end > r.size {
+				// Cut short: read what is there, then report the cut.
+				s.cut, s.end = s.end, r.size
+				if s.off > s.end {
+					s.off = s.end
+				}
+			}
 			if b.chunked {
 				// The size trace-cmd stores counts the chunks, not the
 				// chunk count before them.
-				s.end = min(s.end+4, r.size)
+				if s.cut == 0 {
+					s.end = min(s.end+4, r.size)
+				}
 				c := r.cursor(cd.off, s.end, "CPU "+itoa(cd.cpu)+" compressed data")
 				n, err := c.u32("chunk count")
 				if err != nil {

@@ -25,6 +25,7 @@ type stream struct {
 
 	// Source: the uncompressed range [off, end), or chunks left at off.
 	off, end   int64
+	cut        int64 // the end the file states when it was cut short before it, else 0
 	chunks     int64
 	chunk      []byte // current decompressed chunk
 	chunkOff   int64  // its file offset, for errors
@@ -105,11 +106,24 @@ func (s *stream) nextPage() (bool, error) {
 		s.chunkPos += ps
 	} else {
 		if s.off >= s.end {
+			if s.cut > 0 {
+				s.pageOff, s.pos = s.end, -r.dataOff
+				err := s.errf(parse.ErrTruncated, "want %d more bytes of CPU %d pages (to offset %d), the file ends at %d", s.cut-s.end, s.cpu, s.cut, s.end)
+				s.cut = 0
+				return false, err
+			}
 			return false, nil
 		}
 		if s.end-s.off < int64(ps) {
 			s.pageOff, s.pos = s.off, -r.dataOff
-			return false, s.errf(parse.ErrTruncated, "want a %d-byte page, only %d bytes of CPU data left", ps, s.end-s.off)
+			left := s.end - s.off
+			s.off = s.end
+			if s.cut > 0 {
+				cut := s.cut
+				s.cut = 0
+				return false, s.errf(parse.ErrTruncated, "want a %d-byte page, only %d bytes left: the file ends at %d, CPU %d's pages go to %d", ps, left, s.end, s.cpu, cut)
+			}
+			return false, s.errf(parse.ErrTruncated, "want a %d-byte page, only %d bytes of CPU data left", ps, left)
 		}
 		if cap(s.page) < ps {
 			s.page = make([]byte, ps)

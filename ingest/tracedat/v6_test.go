@@ -2,6 +2,7 @@ package tracedat_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"testing"
 
@@ -67,5 +68,63 @@ func TestV6Lost(t *testing.T) {
 	m := bin.Meta()
 	if m.Coverage != timeline.CoverageLost || m.Clock != "local" || m.Kernel != "6.18.44-fc-v1045" || m.NCPU != 2 {
 		t.Errorf("meta coverage %v (%s) clock %q kernel %q ncpu %d", m.Coverage, m.CoverageNote, m.Clock, m.Kernel, m.NCPU)
+	}
+}
+
+// TestTruncatedV6: a v6 file cut inside CPU 1's pages hands out every
+// event before the cut, then a positioned truncation error; under
+// --lenient it reads to the end, counts the cut as a skipped record and
+// ends CPU 1 with a lost-events gap, CPU 0 complete.
+func TestTruncatedV6(t *testing.T) {
+	full := testdata(t, "v6-lost.dat.zst")
+	cut := full[:len(full)-5000]
+	all := func(b []byte, lenient bool) ([]timeline.Event, *tracedat.Reader, error) {
+		rd, err := tracedat.NewReader(bytes.NewReader(b), parse.Options{Name: "cut.dat", Lenient: lenient})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []timeline.Event
+		var ev timeline.Event
+		for {
+			err := rd.Next(&ev)
+			if err != nil {
+				if err.Error() == "EOF" {
+					err = nil
+				}
+				return evs, rd, err
+			}
+			evs = append(evs, ev)
+		}
+	}
+	ref, _, err := all(full, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err := all(cut, false)
+	var pe *parse.ParseError
+	// The cut falls 3192 bytes into a page: the error is at that page.
+	if !errors.As(err, &pe) || !errors.Is(err, parse.ErrTruncated) || pe.Offset != int64(len(cut)-3192) || pe.Record != "CPU 1 ring buffer" {
+		t.Fatalf("cut file: %v; want a truncation of CPU 1's pages at offset %d", err, len(cut)-3192)
+	}
+	if len(evs) == 0 || len(evs) >= len(ref) {
+		t.Errorf("cut file handed out %d events before the error, full file %d", len(evs), len(ref))
+	}
+	evs, rd, err := all(cut, true)
+	if err != nil {
+		t.Fatalf("lenient: %v", err)
+	}
+	count := func(evs []timeline.Event, cpu timeline.CPU) (n int) {
+		for _, e := range evs {
+			if e.CPU == cpu && e.Kind != timeline.KindLost {
+				n++
+			}
+		}
+		return n
+	}
+	if count(evs, 0) != count(ref, 0) || count(evs, 1) >= count(ref, 1) {
+		t.Errorf("lenient: CPU 0 %d of %d events, CPU 1 %d of %d", count(evs, 0), count(ref, 0), count(evs, 1), count(ref, 1))
+	}
+	if last := evs[len(evs)-1]; last.Kind != timeline.KindLost || last.CPU != 1 || last.Arg != -1 || rd.Meta().Skipped != 1 {
+		t.Errorf("lenient: last event %+v, skipped %d; want CPU 1's lost gap of unknown size and one skip", last, rd.Meta().Skipped)
 	}
 }
