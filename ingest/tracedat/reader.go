@@ -191,7 +191,7 @@ func (r *Reader) start() error {
 	}
 	for i, s := range r.all {
 		s.idx = i
-		if err := s.advance(); err != nil {
+		if err := r.step(s); err != nil {
 			return err
 		}
 		if s.valid {
@@ -255,30 +255,24 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		}
 		s := r.streams[0]
 		out, err := r.record(s, ev)
-		if err == nil {
-			err = s.advance()
-		} else {
-			out = false
-		}
 		if err != nil {
+			out = false
 			if !r.lenient {
-				// The event decoded before the error is handed out first.
 				r.err = err
 				r.close()
-				if out {
-					return nil
-				}
 				continue
 			}
-			// A damaged page is skipped whole, and what it held is a
-			// gap of unknown size; a damaged chunk ends the CPU.
+			// A malformed record is skipped alone.
 			r.meta.Skip(err)
-			s.data, s.valid = nil, false
-			s.lost, s.lostCount = true, -1
-			if err2 := s.advance(); err2 != nil {
-				r.meta.Skip(err2)
-				s.valid = false
+		}
+		if err = r.step(s); err != nil {
+			// The event decoded before the error is handed out first.
+			r.err = err
+			r.close()
+			if out {
+				return nil
 			}
+			continue
 		}
 		if s.valid {
 			r.streams.fix()
@@ -286,6 +280,24 @@ func (r *Reader) Next(ev *timeline.Event) error {
 			heap.Pop(&r.streams)
 		}
 		if out {
+			return nil
+		}
+	}
+}
+
+// step moves s to its next record. Under Lenient a damaged page is skipped
+// whole, counted, and what it held becomes a lost gap of unknown size; a
+// damaged compressed chunk, which cannot be stepped over, ends the CPU.
+func (r *Reader) step(s *stream) error {
+	for {
+		err := s.advance()
+		if err == nil || !r.lenient {
+			return err
+		}
+		r.meta.Skip(err)
+		s.data, s.valid = nil, false
+		s.lost, s.lostCount = true, -1
+		if s.dead {
 			return nil
 		}
 	}

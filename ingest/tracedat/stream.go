@@ -50,7 +50,7 @@ type stream struct {
 	events    int64 // data records read
 	pages     int64
 	idx       int
-	err       error
+	dead      bool // a compressed chunk failed: nothing after it can be read
 }
 
 func (s *stream) errf(cause error, format string, args ...any) error {
@@ -67,6 +67,9 @@ func (s *stream) errf(cause error, format string, args ...any) error {
 func (s *stream) nextPage() (bool, error) {
 	r := s.r
 	ps := r.pageSize
+	if s.dead {
+		return false, nil
+	}
 	if s.compressed {
 		if s.chunkPos >= len(s.chunk) {
 			if s.chunks == 0 {
@@ -75,22 +78,27 @@ func (s *stream) nextPage() (bool, error) {
 			c := r.cursor(s.off, s.end, "CPU "+itoa(int(s.cpu))+" compressed chunk")
 			csize, err := c.u32("chunk compressed size")
 			if err != nil {
+				s.dead = true
 				return false, err
 			}
 			usize, err := c.u32("chunk uncompressed size")
 			if err != nil {
+				s.dead = true
 				return false, err
 			}
 			at := c.off
 			src, err := c.bytes(int64(csize), "chunk data")
 			if err != nil {
+				s.dead = true
 				return false, err
 			}
 			if int(usize)%ps != 0 {
+				s.dead = true
 				return false, c.errAt(at-4, parse.ErrBadField, "chunk uncompressed size: want a multiple of the %d-byte page, got %d", ps, usize)
 			}
 			out, err := r.inflate(src, int64(usize), s.chunk)
 			if err != nil {
+				s.dead = true
 				return false, c.errAt(at, parse.ErrBadField, "%s chunk: %v", r.compression, err)
 			}
 			s.chunk, s.chunkOff, s.chunkPos = out, at, 0

@@ -3,6 +3,7 @@ package tracedat_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"testing"
 
@@ -136,5 +137,37 @@ func TestTruncatedV6(t *testing.T) {
 	}
 	if last := evs[len(evs)-1]; last.Kind != timeline.KindLost || last.CPU != 1 || last.Arg != -1 || rd.Meta().Skipped != 1 {
 		t.Errorf("lenient: last event %+v, skipped %d; want CPU 1's lost gap of unknown size and one skip", last, rd.Meta().Skipped)
+	}
+}
+
+// TestLenientFlips: bytes flipped in the pages of the uncompressed v6 file
+// never stop a lenient read: each damaged page or record is skipped and
+// counted, and the read reaches the end.
+func TestLenientFlips(t *testing.T) {
+	data := testdata(t, "v6-lost.dat.zst")
+	pages := len(data) - 80*4096 // the 2 x 40 pages are the file's tail
+	skipped := 0
+	for at := pages; at < len(data); at += 4096*3 + 517 {
+		b := bytes.Clone(data)
+		b[at] ^= 0xff
+		b[at+9] ^= 0x80
+		rd, err := tracedat.NewReader(bytes.NewReader(b), parse.Options{Name: "flip.dat", Lenient: true})
+		if err != nil {
+			t.Fatalf("flip at %d: %v", at, err)
+		}
+		var ev timeline.Event
+		for {
+			err := rd.Next(&ev)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("flip at %d: lenient read stopped: %v", at, err)
+			}
+		}
+		skipped += int(rd.Meta().Skipped)
+	}
+	if skipped == 0 {
+		t.Error("no flip was noticed")
 	}
 }
