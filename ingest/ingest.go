@@ -5,7 +5,7 @@
 //
 // Formats: ftrace text (`trace`, `trace_pipe`, `trace-cmd report`) in
 // ingest/ftrace, `perf script` text in ingest/perf, Perfetto protobuf in
-// ingest/perfetto. The shared Reader interface, Options, Meta and
+// ingest/perfetto, trace-cmd trace.dat in ingest/tracedat. The shared Reader interface, Options, Meta and
 // ParseError live in ingest/parse (so that the format packages can use them
 // without importing this package) and are re-exported here.
 //
@@ -27,6 +27,7 @@ import (
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/ingest/perf"
 	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/ingest/tracedat"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -58,6 +59,7 @@ type format struct {
 
 // formats are tried in order; binary formats first.
 var formats = []format{
+	{"trace.dat", tracedat.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return tracedat.NewReader(r, o) }},
 	{"perfetto", perfetto.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfetto.NewReader(r, o) }},
 	{"perf-script", perf.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perf.NewReader(r, o) }},
 	{"ftrace", ftrace.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return ftrace.NewReader(r, o) }},

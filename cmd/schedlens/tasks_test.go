@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,5 +167,56 @@ func TestLenientKeepsGoodRecords(t *testing.T) {
 	}
 	if !strings.Contains(out, `"skipped_records": 1`) || !strings.Contains(out, `"run_ns": 2000000`) {
 		t.Errorf("output = %s", out)
+	}
+}
+
+// TestTasksTraceDat: `tasks --format json` opens a zstd-compressed
+// trace.dat by its content and agrees with its `trace-cmd report` twin on
+// the events and the tasks; the binary's stamps are in ns (the text's are
+// rounded to µs) and its CPUSTAT options prove the window from the first
+// event (ingest/tracedat's TestTwinTasks pins the tables byte-equal once
+// the binary is read as the text prints it).
+func TestTasksTraceDat(t *testing.T) {
+	load := func(name string) map[string]any {
+		out, stderr, code := execute(t, "tasks", "--format", "json", fx+"ftrace-oracle-busy/"+name)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	bin, txt := load("trace.dat.zst"), load("report.txt.zst")
+	bt, tt := bin["trace"].(map[string]any), txt["trace"].(map[string]any)
+	if bt["format"] != "trace.dat" || bt["compression"] != "zstd" || bt["clock"] != "local" {
+		t.Errorf("trace.dat: format %v compression %v clock %v", bt["format"], bt["compression"], bt["clock"])
+	}
+	if bt["events"] != tt["events"] || bt["events"].(float64) != 258812 {
+		t.Errorf("events %v vs %v, want 258812 both", bt["events"], tt["events"])
+	}
+	if bt["start_ns"].(float64) != 575448244158 || tt["start_ns"].(float64) != 575448244000 {
+		t.Errorf("start %v / %v, want 575448244158 (ns) and 575448244000 (µs)", bt["start_ns"], tt["start_ns"])
+	}
+	if bt["valid_start_rule"] != "first-event" || tt["valid_start_rule"] != "latest-cpu-start" {
+		t.Errorf("rules %v / %v, want first-event from the binary's CPUSTAT, latest-cpu-start from the text", bt["valid_start_rule"], tt["valid_start_rule"])
+	}
+	names := func(doc map[string]any) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range doc["tasks"].([]any) {
+			tk := x.(map[string]any)
+			m[fmt.Sprint(tk["pid"], " ", tk["comm"])] = true
+		}
+		return m
+	}
+	bn, tn := names(bin), names(txt)
+	if len(bn) != 52 || len(bn) != len(tn) {
+		t.Errorf("%d tasks from trace.dat, %d from text, want 52", len(bn), len(tn))
+	}
+	for k := range bn {
+		if !tn[k] {
+			t.Errorf("task %s only in trace.dat", k)
+		}
 	}
 }
