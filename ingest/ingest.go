@@ -26,6 +26,7 @@ import (
 	"github.com/schedlens/schedlens/ingest/ftrace"
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/ingest/perf"
+	"github.com/schedlens/schedlens/ingest/perfdata"
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/timeline"
 )
@@ -58,6 +59,7 @@ type format struct {
 
 // formats are tried in order; binary formats first.
 var formats = []format{
+	{"perf.data", perfdata.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfdata.NewReader(r, o) }},
 	{"perfetto", perfetto.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfetto.NewReader(r, o) }},
 	{"perf-script", perf.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perf.NewReader(r, o) }},
 	{"ftrace", ftrace.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return ftrace.NewReader(r, o) }},
