@@ -21,6 +21,10 @@ func (r *Reader) finish() {
 		}
 	}
 	r.coverage()
+	if r.synthLost != 0 && r.synthLost != r.lostTotal {
+		m.Warnings = append(m.Warnings, fmt.Sprintf(
+			"perf record's closing LOST_SAMPLES records count %d lost samples, its LOST records %d", r.synthLost, r.lostTotal))
+	}
 	seen := r.maxCPU + 1
 	n := 0
 	if r.info != nil {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
 )
@@ -56,7 +54,7 @@ type Reader struct {
 	pipe    bool
 	spool   *os.File // file-mode input copied to a temporary file
 	recBuf  []byte
-	zdec    *zstd.Decoder
+	zdec    *zstream
 	dbuf    []byte // decompressed records not yet taken
 	dpos    int
 	dAt     int64 // offset of the COMPRESSED record dbuf came from
@@ -83,6 +81,8 @@ type Reader struct {
 	err      error
 
 	lostRecs  int
+	lostTotal int64 // records lost, by the LOST and timed LOST_SAMPLES records
+	synthLost int64 // what perf record's closing LOST_SAMPLES records say
 	firstLost int64
 	backward  bool
 	unknown   map[string]string
@@ -110,6 +110,9 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		lastTime: timeline.NoTime, unknown: map[string]string{}, features: map[int][]byte{},
 		featOffs: map[int]int64{}, firstLost: -1,
 	}
+	// perf names the idle task before reading any record
+	// (perf_session__register_idle_thread in tools/perf/util/session.c).
+	rd.threads[0] = strs.IDString("swapper")
 	br := bufio.NewReaderSize(r, bufSize)
 	head, _ := br.Peek(pipeHeaderSize)
 	if len(head) < pipeHeaderSize {
@@ -162,6 +165,9 @@ func seekable(r io.Reader, br *bufio.Reader) (io.ReaderAt, int64, error) {
 }
 
 func (r *Reader) closeSpool() {
+	if r.zdec != nil {
+		r.zdec.close()
+	}
 	if r.spool != nil {
 		r.spool.Close()
 		r.spool = nil
@@ -390,14 +396,10 @@ func (r *Reader) nextRecord() (uint32, []byte, int64, error) {
 // perf record -z) to the decompressed buffer.
 func (r *Reader) decompress(p []byte, at int64) error {
 	if r.zdec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
-		if err != nil {
-			return err
-		}
-		r.zdec = d
+		r.zdec = newZstream()
 	}
 	keep := append(r.dbuf[:0:0], r.dbuf[r.dpos:]...)
-	out, err := r.zdec.DecodeAll(p, keep)
+	out, err := r.zdec.feed(p, keep)
 	if err != nil {
 		return r.errorAt(at, "PERF_RECORD_COMPRESSED", parse.ErrBadField, "zstd payload of %d bytes: %v", len(p), err)
 	}

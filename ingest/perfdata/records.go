@@ -316,6 +316,14 @@ func (r *Reader) deliver(e entry, rec []byte, ev *timeline.Event) (bool, *parse.
 		} else {
 			n = binary.LittleEndian.Uint64(rec[8:])
 		}
+		if typ == recLostSamples && (!s.hasTime || s.time == 0) {
+			// perf record synthesizes these at the end from each event's
+			// read_format LOST counter (record__read_lost_samples in
+			// tools/perf/builtin-record.c): per-event totals that repeat
+			// what the LOST records said, with no time or CPU.
+			r.synthLost += int64(min(n, 1<<62))
+			return false, nil
+		}
 		r.lost(s, int64(min(n, 1<<62)), e.at)
 		return false, nil
 	}
@@ -423,6 +431,7 @@ func (r *Reader) growCPU(cpu int) {
 // lost records a LOST or LOST_SAMPLES record against its CPU; the gap is
 // handed out before that CPU's next event, as the text reader does.
 func (r *Reader) lost(s sampleInfo, n int64, at int64) {
+	r.lostTotal += n
 	if r.lostRecs++; r.lostRecs == 1 {
 		r.firstLost = at
 	}
