@@ -113,6 +113,11 @@ func llcOf(c *cursor, ncpu int) []int {
 		}
 		id++
 	}
+	for _, l := range llc {
+		if l < 0 {
+			return nil // a CPU no cache lists: the section says too little
+		}
+	}
 	return llc
 }
 
