@@ -101,3 +101,37 @@ func TestFixtureDefaultLayout(t *testing.T) {
 		t.Errorf("%d of %d events have a TGID from perf.data", withTGID, len(bin))
 	}
 }
+
+// TestShrink: the fuzz seed made from the fixture is a valid perf.data
+// whose events are the first ones of the whole file.
+func TestShrink(t *testing.T) {
+	full, _, err := readData(t, readFixture(t), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, r, err := readData(t, shrink(t, readFixture(t), 256<<10), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(small) < 100 || r.Meta().Kernel == "" {
+		t.Fatalf("%d events, kernel %q", len(small), r.Meta().Kernel)
+	}
+	// perf writes each CPU's ring buffer in turn, so a cut keeps a
+	// prefix of every CPU's records: each CPU's events are the first ones
+	// that CPU has in the whole file.
+	perCPU := func(evs []view) map[timeline.CPU][]view {
+		m := map[timeline.CPU][]view{}
+		for _, e := range evs {
+			m[e.CPU] = append(m[e.CPU], e)
+		}
+		return m
+	}
+	fm := perCPU(full)
+	for cpu, evs := range perCPU(small) {
+		for i, e := range evs {
+			if e != fm[cpu][i] {
+				t.Fatalf("CPU %d event %d: %+v, whole file %+v", cpu, i, e, fm[cpu][i])
+			}
+		}
+	}
+}

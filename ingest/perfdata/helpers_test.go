@@ -2,7 +2,9 @@ package perfdata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
+	"math/bits"
 	"os"
 	"testing"
 
@@ -119,4 +121,34 @@ func readData(tb testing.TB, data []byte, opts parse.Options) ([]view, *Reader, 
 	}
 	evs, err := readAll(tb, r)
 	return evs, r, err
+}
+
+// shrink returns a valid file-mode perf.data holding the first records of
+// data's data section (up to about keep bytes, cut at a record boundary),
+// with the same header, attrs and feature sections: the feature table and
+// sections are moved to follow the shorter data section.
+func shrink(tb testing.TB, data []byte, keep int) []byte {
+	tb.Helper()
+	le := binary.LittleEndian
+	dataOff, dataSize := le.Uint64(data[40:]), le.Uint64(data[48:])
+	n := uint64(0)
+	for n < dataSize && n < uint64(keep) {
+		n += uint64(le.Uint16(data[dataOff+n+6:]))
+	}
+	out := append([]byte(nil), data[:dataOff+n]...)
+	le.PutUint64(out[48:], n)
+	nfeat := 0
+	for i := 0; i < 4; i++ {
+		nfeat += bits.OnesCount64(le.Uint64(data[72+8*i:]))
+	}
+	oldTab := dataOff + dataSize
+	tab := len(out)
+	out = append(out, make([]byte, 16*nfeat)...)
+	for i := 0; i < nfeat; i++ {
+		off, size := le.Uint64(data[oldTab+uint64(16*i):]), le.Uint64(data[oldTab+uint64(16*i)+8:])
+		le.PutUint64(out[tab+16*i:], uint64(len(out)))
+		le.PutUint64(out[tab+16*i+8:], size)
+		out = append(out, data[off:off+size]...)
+	}
+	return out
 }

@@ -142,8 +142,15 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	return rd, nil
 }
 
-// seekable returns r itself when it is a file, else a temporary copy.
+// seekable returns r itself when it is a file or an in-memory reader with
+// a size, else a temporary copy.
 func seekable(r io.Reader, br *bufio.Reader) (io.ReaderAt, int64, error) {
+	if ra, ok := r.(interface {
+		io.ReaderAt
+		Size() int64
+	}); ok {
+		return ra, ra.Size(), nil
+	}
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			if _, err := f.Seek(0, io.SeekStart); err == nil {
