@@ -108,7 +108,7 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
 		byID: map[uint64]*attr{}, threads: map[int32]timeline.CommID{}, maxCPU: -1,
 		lastTime: timeline.NoTime, unknown: map[string]string{}, features: map[int][]byte{},
-		featOffs: map[int]int64{}, firstLost: -1,
+		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(),
 	}
 	// perf names the idle task before reading any record
 	// (perf_session__register_idle_thread in tools/perf/util/session.c).
@@ -281,7 +281,8 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		return r.err
 	}
 	for !r.eof {
-		e, rec, ok := r.q.next()
+		var e entry
+		payload, ok := r.q.next(&e)
 		if !ok {
 			if err := r.fill(); err != nil {
 				var perr *parse.ParseError
@@ -289,7 +290,7 @@ func (r *Reader) Next(ev *timeline.Event) error {
 					// What was complete is handed out; the rest is gone.
 					r.meta.Warnings = append(r.meta.Warnings, "perf.data cut off: "+err.Error())
 					r.meta.Skip(err)
-					r.q.flushTo(0, true)
+					r.q.flushAll()
 					r.srcDone = true
 					continue
 				}
@@ -298,12 +299,12 @@ func (r *Reader) Next(ev *timeline.Event) error {
 				r.closeSpool()
 				return err
 			}
-			if r.srcDone && r.q.outPos >= len(r.q.out) {
+			if r.srcDone && !r.q.ready() {
 				r.finish()
 			}
 			continue
 		}
-		ok, perr := r.deliver(e, rec, ev)
+		ok, perr := r.deliver(&e, payload, ev)
 		if perr != nil {
 			ev.Reset()
 			if r.opts.Lenient {
@@ -324,15 +325,14 @@ func (r *Reader) Next(ev *timeline.Event) error {
 
 // fill reads records until some are ready to hand out or the input ends.
 func (r *Reader) fill() error {
-	r.q.compact()
-	for r.q.outPos >= len(r.q.out) {
+	for !r.q.ready() {
 		if r.srcDone {
 			return nil
 		}
 		typ, rec, at, err := r.nextRecord()
 		if err == io.EOF {
 			r.srcDone = true
-			r.q.flushTo(0, true)
+			r.q.flushAll()
 			return nil
 		}
 		if err != nil {
@@ -343,7 +343,7 @@ func (r *Reader) fill() error {
 		case recFinishedRound:
 			r.q.round()
 		case recSample, recComm, recFork, recExit, recLost, recLostSamples:
-			t, timed, perr := r.recordTime(typ, rec, at)
+			e, payload, ok, perr := r.decode(typ, rec, at)
 			if perr != nil {
 				if r.opts.Lenient {
 					r.meta.Skip(perr)
@@ -351,7 +351,9 @@ func (r *Reader) fill() error {
 				}
 				return perr
 			}
-			r.q.add(rec, t, at, timed && t != 0)
+			if ok {
+				r.q.add(&e, payload, e.flags&hasTime != 0 && e.time != 0)
+			}
 		case recHeaderAttr:
 			if perr := r.pipeAttr(rec, at); perr != nil {
 				return perr

@@ -1,6 +1,7 @@
 package perfdata
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -268,109 +269,131 @@ func (r *Reader) recordInfo(typ uint32, rec []byte, at int64) (*attr, sampleInfo
 	return a, s, perr
 }
 
-// recordTime returns the time a record is queued by.
-func (r *Reader) recordTime(typ uint32, rec []byte, at int64) (uint64, bool, *parse.ParseError) {
-	_, s, perr := r.recordInfo(typ, rec, at)
-	return s.time, s.hasTime, perr
+// decode reads a record's sample fields (or sample_id trailer) and the
+// part of its body delivery needs into an entry, and returns the payload to
+// keep with it. ok false means the record needs no delivery.
+func (r *Reader) decode(typ uint32, rec []byte, at int64) (e entry, payload []byte, ok bool, perr *parse.ParseError) {
+	a, s, perr := r.recordInfo(typ, rec, at)
+	if perr != nil {
+		return e, nil, false, perr
+	}
+	e = entry{typ: uint8(typ), at: at, time: s.time, cpu: int32(min(s.cpu, maxCPU+1)), pid: s.pid, tid: s.tid}
+	if s.hasTID {
+		e.flags |= hasTID
+	}
+	if s.hasCPU {
+		e.flags |= hasCPU
+	}
+	if s.hasTime {
+		e.flags |= hasTime
+	}
+	le := binary.LittleEndian
+	switch typ {
+	case recComm:
+		// perf_record_comm: u32 pid, tid; char comm[] (NUL-padded).
+		e.tid = int32(le.Uint32(rec[12:]))
+		name := rec[16 : len(rec)-a.idTrailerSize()]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		return e, name, true, nil
+	case recFork:
+		// perf_record_fork: u32 pid, ppid, tid, ptid; u64 time.
+		e.tid = int32(le.Uint32(rec[16:]))
+		e.pid = int32(le.Uint32(rec[20:]))
+		return e, nil, true, nil
+	case recExit:
+		return e, nil, false, nil
+	case recLost:
+		e.arg = le.Uint64(rec[16:])
+		return e, nil, true, nil
+	case recLostSamples:
+		e.arg = le.Uint64(rec[8:])
+		return e, nil, true, nil
+	}
+	// PERF_RECORD_SAMPLE
+	if !s.hasCPU || !s.hasTime {
+		return e, nil, false, r.errorAt(at, "PERF_RECORD_SAMPLE", parse.ErrBadField,
+			"sample_type %#x: want PERF_SAMPLE_TIME and PERF_SAMPLE_CPU", a.sampleType)
+	}
+	if s.cpu < 0 || s.cpu > maxCPU {
+		return e, nil, false, r.errorAt(at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "cpu %d, want 0..%d", s.cpu, maxCPU)
+	}
+	if s.time > math.MaxInt64 {
+		return e, nil, false, r.errorAt(at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "time %d out of range", s.time)
+	}
+	spec, perr := r.specOf(a, at)
+	if perr != nil {
+		return e, nil, false, perr
+	}
+	e.spec = spec
+	if spec.kind == timeline.KindUnknown {
+		return e, nil, true, nil
+	}
+	if !s.hasRaw {
+		return e, nil, false, r.errorAt(at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "%s sample without PERF_SAMPLE_RAW", spec.name)
+	}
+	return e, s.raw, true, nil
 }
 
 // deliver handles a record in delivery order. It reports whether ev holds
 // an event to hand out.
-func (r *Reader) deliver(e entry, rec []byte, ev *timeline.Event) (bool, *parse.ParseError) {
-	typ := binary.LittleEndian.Uint32(rec)
-	a, s, perr := r.recordInfo(typ, rec, e.at)
-	if perr != nil {
-		return false, perr
-	}
-	switch typ {
+func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.ParseError) {
+	switch e.typ {
 	case recComm:
-		// perf_record_comm: u32 pid, tid; char comm[] (NUL-padded).
-		tid := int32(binary.LittleEndian.Uint32(rec[12:]))
-		end := len(rec) - a.idTrailerSize()
-		name := rec[16:end]
-		for i, c := range name {
-			if c == 0 {
-				name = name[:i]
-				break
-			}
-		}
-		r.threads[tid] = r.strs.ID(name)
+		r.threads[e.tid] = r.strs.ID(p)
 		return false, nil
 	case recFork:
-		// perf_record_fork: u32 pid, ppid, tid, ptid; u64 time. The child
-		// takes its parent's name when perf knows it (thread__fork in
-		// tools/perf/util/thread.c); a reused tid starts afresh.
-		tid := int32(binary.LittleEndian.Uint32(rec[16:]))
-		ptid := int32(binary.LittleEndian.Uint32(rec[20:]))
-		delete(r.threads, tid)
-		if c, ok := r.threads[ptid]; ok {
-			r.threads[tid] = c
+		// The child takes its parent's name when perf knows it
+		// (thread__fork in tools/perf/util/thread.c); a reused tid starts
+		// afresh.
+		delete(r.threads, e.tid)
+		if c, ok := r.threads[e.pid]; ok {
+			r.threads[e.tid] = c
 		}
-		return false, nil
-	case recExit:
 		return false, nil
 	case recLost, recLostSamples:
-		var n uint64
-		if typ == recLost {
-			n = binary.LittleEndian.Uint64(rec[16:])
-		} else {
-			n = binary.LittleEndian.Uint64(rec[8:])
-		}
-		if typ == recLostSamples && (!s.hasTime || s.time == 0) {
+		n := int64(min(e.arg, 1<<62))
+		if e.typ == recLostSamples && (e.flags&hasTime == 0 || e.time == 0) {
 			// perf record synthesizes these at the end from each event's
 			// read_format LOST counter (record__read_lost_samples in
 			// tools/perf/builtin-record.c): per-event totals that repeat
 			// what the LOST records said, with no time or CPU.
-			r.synthLost += int64(min(n, 1<<62))
+			r.synthLost += n
 			return false, nil
 		}
-		r.lost(s, int64(min(n, 1<<62)), e.at)
+		r.lost(e, n)
 		return false, nil
 	}
 	// PERF_RECORD_SAMPLE
-	if !s.hasCPU || !s.hasTime {
-		return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBadField,
-			"sample_type %#x: want PERF_SAMPLE_TIME and PERF_SAMPLE_CPU", a.sampleType)
-	}
-	if s.cpu > maxCPU {
-		return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "cpu %d, want 0..%d", s.cpu, maxCPU)
-	}
-	if s.time > math.MaxInt64 {
-		return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "time %d out of range", s.time)
-	}
-	t := timeline.Time(s.time)
-	if s.cpu < len(r.cpus) {
-		if last := r.cpus[s.cpu].last; last != timeline.NoTime && t < last {
+	t := timeline.Time(e.time)
+	cpu := int(e.cpu)
+	if cpu < len(r.cpus) {
+		if last := r.cpus[cpu].last; last != timeline.NoTime && t < last {
 			return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBackwards,
-				"time %d on CPU %d is before the CPU's previous record at %d", t, s.cpu, last)
+				"time %d on CPU %d is before the CPU's previous record at %d", t, cpu, last)
 		}
 	}
-	spec, perr := r.specOf(a, e.at)
-	if perr != nil {
-		return false, perr
-	}
-	ev.Reset()
+	spec := e.spec
 	if spec.kind != timeline.KindUnknown {
-		if !s.hasRaw {
-			return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "%s sample without PERF_SAMPLE_RAW", spec.name)
-		}
+		ev.Reset()
 		ev.Time = t
-		ev.CPU = timeline.CPU(s.cpu)
+		ev.CPU = timeline.CPU(cpu)
 		sc := sampleCtx{tid: timeline.NoTID, comm: timeline.NoComm}
-		if s.hasTID {
-			ev.TGID = s.pid
-			sc.tid = timeline.TID(s.tid)
-			if c, ok := r.threads[s.tid]; ok {
+		if e.flags&hasTID != 0 {
+			ev.TGID = e.pid
+			sc.tid = timeline.TID(e.tid)
+			if c, ok := r.threads[e.tid]; ok {
 				sc.comm = c
 			}
 		}
-		if msg := spec.fill(s.raw, sc, r.strs, ev); msg != "" {
+		if msg := spec.fill(p, sc, r.strs, ev); msg != "" {
 			ev.Reset()
 			return false, r.errorAt(e.at, spec.name, parse.ErrBadField, "%s", msg)
 		}
 		ev.Kind = spec.kind
 	}
-	r.see(s.cpu, t)
+	r.see(cpu, t)
 	if spec.kind == timeline.KindUnknown {
 		r.countUnknown(spec.name)
 		return false, nil
@@ -430,15 +453,15 @@ func (r *Reader) growCPU(cpu int) {
 
 // lost records a LOST or LOST_SAMPLES record against its CPU; the gap is
 // handed out before that CPU's next event, as the text reader does.
-func (r *Reader) lost(s sampleInfo, n int64, at int64) {
+func (r *Reader) lost(e *entry, n int64) {
 	r.lostTotal += n
 	if r.lostRecs++; r.lostRecs == 1 {
-		r.firstLost = at
+		r.firstLost = e.at
 	}
-	cpu := s.cpu
-	if !s.hasCPU || cpu > maxCPU {
+	cpu := int(e.cpu)
+	if e.flags&hasCPU == 0 || cpu < 0 || cpu > maxCPU {
 		cpu = 0
-		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("offset %#x: lost-event record without a CPU, put on CPU 0", at))
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("offset %#x: lost-event record without a CPU, put on CPU 0", e.at))
 	}
 	r.growCPU(cpu)
 	c := &r.cpus[cpu]
@@ -446,7 +469,7 @@ func (r *Reader) lost(s sampleInfo, n int64, at int64) {
 		c.hasLost = true
 		c.lost = n
 		c.lostFrom = c.last
-		c.lostAt = timeline.Time(min(s.time, math.MaxInt64))
+		c.lostAt = timeline.Time(min(e.time, math.MaxInt64))
 	} else {
 		c.lost += n
 	}
