@@ -75,7 +75,8 @@ type eventSpec struct {
 	has    []bool
 	states stateTable
 	cache  map[uint64]timeline.State
-	idx    int // 1 + its index in the queue's spec table, 0 before it is queued
+	idx    int   // 1 + its index in the queue's spec table, 0 before it is queued
+	count  int64 // samples not yet counted in Meta.Unknown
 }
 
 // newSpec builds the spec of a tracepoint format, checking that the fields

@@ -20,6 +20,7 @@ func (r *Reader) finish() {
 			m.Warnings = append(m.Warnings, "pipe-mode feature records: "+perr.Error())
 		}
 	}
+	r.countSpecs()
 	r.coverage()
 	if r.synthLost != 0 && r.synthLost != r.lostTotal {
 		m.Warnings = append(m.Warnings, fmt.Sprintf(
@@ -164,4 +165,14 @@ func (r *Reader) pipeFeature(rec []byte, at int64) *parse.ParseError {
 	r.features[b] = append([]byte(nil), rec[16:]...)
 	r.featOffs[b] = at + 16
 	return nil
+}
+
+// countSpecs adds the samples of events not interpreted to Meta.Unknown.
+func (r *Reader) countSpecs() {
+	for _, a := range r.attrs {
+		if s := a.spec; s != nil && s.count > 0 {
+			r.meta.Unknown[s.name] += s.count
+			s.count = 0
+		}
+	}
 }

@@ -62,6 +62,8 @@ type Reader struct {
 
 	attrs    []*attr
 	byID     map[uint64]*attr
+	idTab    []*attr // byID as a table from idBase, when the ids are few and close
+	idBase   uint64
 	tracing  *tracingData
 	features map[int][]byte
 	featOffs map[int]int64
@@ -85,7 +87,6 @@ type Reader struct {
 	synthLost int64 // what perf record's closing LOST_SAMPLES records say
 	firstLost int64
 	backward  bool
-	unknown   map[string]string
 	records   int64
 }
 
@@ -107,7 +108,7 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	rd := &Reader{
 		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
 		byID: map[uint64]*attr{}, threads: map[int32]timeline.CommID{}, maxCPU: -1,
-		lastTime: timeline.NoTime, unknown: map[string]string{}, features: map[int][]byte{},
+		lastTime: timeline.NoTime, features: map[int][]byte{},
 		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(),
 	}
 	// perf names the idle task before reading any record
@@ -247,6 +248,18 @@ func (r *Reader) addAttr(a *attr) {
 	for _, id := range a.ids {
 		r.byID[id] = a
 	}
+	lo, hi := uint64(1<<64-1), uint64(0)
+	for id := range r.byID {
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	r.idTab = nil
+	if len(r.byID) > 0 && hi-lo < 1<<16 {
+		r.idBase = lo
+		r.idTab = make([]*attr, hi-lo+1)
+		for id, at := range r.byID {
+			r.idTab[id-lo] = at
+		}
+	}
 	if a.flags&flagWriteBackward != 0 {
 		r.backward = true
 	}
@@ -296,6 +309,7 @@ func (r *Reader) Next(ev *timeline.Event) error {
 				}
 				ev.Reset()
 				r.err = err
+				r.countSpecs()
 				r.closeSpool()
 				return err
 			}
@@ -312,6 +326,7 @@ func (r *Reader) Next(ev *timeline.Event) error {
 				continue
 			}
 			r.err = perr
+			r.countSpecs()
 			r.closeSpool()
 			return perr
 		}

@@ -69,6 +69,9 @@ func (r *Reader) attrOf(typ uint32, rec []byte, at int64) (*attr, *parse.ParseEr
 		// existed at the start) carry a zeroed sample id.
 		return r.attrs[0], nil
 	}
+	if i := id - r.idBase; i < uint64(len(r.idTab)) && r.idTab[i] != nil {
+		return r.idTab[i], nil
+	}
 	a, ok := r.byID[id]
 	if !ok {
 		return nil, r.errorAt(at+int64(pos), recordName(typ), parse.ErrBadField, "sample id %d belongs to no event attribute", id)
@@ -395,7 +398,7 @@ func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.P
 	}
 	r.see(cpu, t)
 	if spec.kind == timeline.KindUnknown {
-		r.countUnknown(spec.name)
+		spec.count++ // into Meta.Unknown at the end
 		return false, nil
 	}
 	return true, nil
@@ -518,13 +521,4 @@ func (r *Reader) flush(ev *timeline.Event) error {
 	}
 	ev.Reset()
 	return io.EOF
-}
-
-func (r *Reader) countUnknown(name string) {
-	k, ok := r.unknown[name]
-	if !ok {
-		k = name
-		r.unknown[k] = k
-	}
-	r.meta.Unknown[k]++
 }
