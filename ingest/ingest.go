@@ -57,6 +57,11 @@ type format struct {
 	open  func(r io.Reader, opts parse.Options) (parse.Reader, error)
 }
 
+// randomAccess names the formats whose reader reads at random (perf.data
+// keeps its event formats after the data): they are given the file itself
+// when the input is an uncompressed regular file.
+var randomAccess = map[string]bool{"perf.data": true}
+
 // formats are tried in order; binary formats first.
 var formats = []format{
 	{"perf.data", perfdata.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfdata.NewReader(r, o) }},
@@ -138,7 +143,13 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 	}
 	for _, f := range formats {
 		if f.sniff(head) {
-			rd, err := f.open(hb, opts)
+			var src io.Reader = hb
+			if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok && randomAccess[f.name] && s.Compression == "" {
+				if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+					src = r
+				}
+			}
+			rd, err := f.open(src, opts)
 			if err != nil {
 				return nil, err
 			}

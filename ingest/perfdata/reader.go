@@ -114,6 +114,14 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	// perf names the idle task before reading any record
 	// (perf_session__register_idle_thread in tools/perf/util/session.c).
 	rd.threads[0] = strs.IDString("swapper")
+	if f, ok := r.(*os.File); ok {
+		// A file handed over after sniffing: read it from the start.
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, err
+			}
+		}
+	}
 	br := bufio.NewReaderSize(r, bufSize)
 	head, _ := br.Peek(pipeHeaderSize)
 	if len(head) < pipeHeaderSize {
