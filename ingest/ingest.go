@@ -4,7 +4,8 @@
 // format. Load runs a reader into a timeline.Builder.
 //
 // Formats: ftrace text (`trace`, `trace_pipe`, `trace-cmd report`) in
-// ingest/ftrace, `perf script` text in ingest/perf, Perfetto protobuf in
+// ingest/ftrace, `perf script` text in ingest/perf, perf.data in
+// ingest/perfdata, Perfetto protobuf in
 // ingest/perfetto. The shared Reader interface, Options, Meta and
 // ParseError live in ingest/parse (so that the format packages can use them
 // without importing this package) and are re-exported here.
