@@ -107,6 +107,37 @@ type attr struct {
 	ids        []uint64
 	name       string // from HEADER_EVENT_DESC or the tracepoint format
 	spec       *eventSpec
+	// Offsets of the sample fields in a PERF_RECORD_SAMPLE, header
+	// included, when no variable-size field (READ, CALLCHAIN) comes before
+	// RAW; -1 for a field absent. fixed says they are set.
+	fixed                           bool
+	offTID, offTime, offCPU, offRaw int
+}
+
+// layout sets the fixed sample offsets when the sample_type allows.
+func (a *attr) layout() {
+	st := a.sampleType
+	if st&(sampleRead|sampleCallchain) != 0 {
+		return
+	}
+	a.fixed = true
+	a.offTID, a.offTime, a.offCPU, a.offRaw = -1, -1, -1, -1
+	p := 8
+	for _, f := range []struct {
+		bit uint64
+		off *int
+	}{{sampleIdentifier, nil}, {sampleIP, nil}, {sampleTID, &a.offTID}, {sampleTime, &a.offTime},
+		{sampleAddr, nil}, {sampleID, nil}, {sampleStreamID, nil}, {sampleCPU, &a.offCPU}, {samplePeriod, nil}} {
+		if st&f.bit != 0 {
+			if f.off != nil {
+				*f.off = p
+			}
+			p += 8
+		}
+	}
+	if st&sampleRaw != 0 {
+		a.offRaw = p
+	}
 }
 
 // decodeAttr reads a perf_event_attr of n bytes (offsets of
@@ -132,6 +163,7 @@ func decodeAttr(c *cursor, n int) *attr {
 	if n >= 96 {
 		a.clockID = int32(binary.LittleEndian.Uint32(b[92:]))
 	}
+	a.layout()
 	return a
 }
 

@@ -53,7 +53,6 @@ type Reader struct {
 	end     int64         // end of the data section; -1 in pipe mode
 	pipe    bool
 	spool   *os.File // file-mode input copied to a temporary file
-	recBuf  []byte
 	zdec    *zstream
 	dbuf    []byte // decompressed records not yet taken
 	dpos    int
@@ -439,22 +438,19 @@ func (r *Reader) decompress(p []byte, at int64) error {
 	return nil
 }
 
-// streamRecord reads one record of the stream.
+// streamRecord reads one record of the stream. The record is in the
+// bufio buffer and valid until the next read.
 func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 	at := r.pos
 	if r.end >= 0 && at >= r.end {
 		return 0, nil, at, io.EOF
 	}
-	if cap(r.recBuf) < 8 {
-		r.recBuf = make([]byte, 0, 4096)
-	}
-	hdr := r.recBuf[:8]
-	n, err := io.ReadFull(r.src, hdr)
-	if err == io.EOF {
+	hdr, err := r.src.Peek(8)
+	if len(hdr) == 0 && err == io.EOF {
 		return 0, nil, at, io.EOF
 	}
-	if err != nil {
-		return 0, nil, at, r.readErr(at, n, 8, err)
+	if len(hdr) < 8 {
+		return 0, nil, at, r.readErr(at, len(hdr), 8, err)
 	}
 	typ := binary.LittleEndian.Uint32(hdr)
 	size := int(binary.LittleEndian.Uint16(hdr[6:]))
@@ -465,15 +461,11 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 		return 0, nil, at, r.errorAt(at, recordName(typ), parse.ErrTruncated,
 			"record of %d bytes runs past the data section's end at %#x", size, r.end)
 	}
-	if cap(r.recBuf) < size {
-		nb := make([]byte, size, max(size, 2*cap(r.recBuf)))
-		copy(nb, hdr)
-		r.recBuf = nb
+	rec, err := r.src.Peek(size)
+	if len(rec) < size {
+		return 0, nil, at, r.readErr(at, len(rec), size, err)
 	}
-	rec := r.recBuf[:size]
-	if m, err := io.ReadFull(r.src, rec[8:]); err != nil {
-		return 0, nil, at, r.readErr(at, 8+m, size, err)
-	}
+	r.src.Discard(size)
 	r.pos += int64(size)
 	return typ, rec, at, nil
 }

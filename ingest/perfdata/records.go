@@ -85,6 +85,31 @@ func (r *Reader) attrOf(typ uint32, rec []byte, at int64) (*attr, *parse.ParseEr
 // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
 // CALLCHAIN, RAW.
 func (r *Reader) parseSample(a *attr, rec []byte, at int64) (sampleInfo, *parse.ParseError) {
+	if a.fixed && a.offRaw >= 0 && a.offRaw+4 <= len(rec) {
+		// The common layout, at offsets worked out once per attribute.
+		var s sampleInfo
+		le := binary.LittleEndian
+		if a.offTID >= 0 {
+			s.pid = int32(le.Uint32(rec[a.offTID:]))
+			s.tid = int32(le.Uint32(rec[a.offTID+4:]))
+			s.hasTID = true
+		}
+		if a.offTime >= 0 {
+			s.time = le.Uint64(rec[a.offTime:])
+			s.hasTime = true
+		}
+		if a.offCPU >= 0 {
+			s.cpu = int(le.Uint32(rec[a.offCPU:]))
+			s.hasCPU = true
+		}
+		p := a.offRaw + 4
+		if n := int(le.Uint32(rec[a.offRaw:])); n <= len(rec)-p {
+			s.raw = rec[p : p+n]
+			s.hasRaw = true
+			return s, nil
+		}
+		// A raw size past the record: the slow path says what is wrong.
+	}
 	var s sampleInfo
 	st := a.sampleType
 	p := 8
