@@ -18,6 +18,7 @@ type headerInfo struct {
 	hasClockID bool
 	names      map[uint64]string // event names by id, from HEADER_EVENT_DESC
 	topo       *topology.Topology
+	topoErr    string   // why the header's topology was not used
 	skipped    []string // feature sections present but not read
 }
 
@@ -198,7 +199,7 @@ func readHeaderInfo(feat map[int][]byte, offs map[int]int64, order []int, file s
 		if _, ok := feat[featNUMA]; ok {
 			node = nodeOf(cur(featNUMA), hi.nrAvail)
 		}
-		hi.topo = buildTopology(ct, llc, node, hi.nrAvail)
+		hi.topo, hi.topoErr = buildTopology(ct, llc, node, hi.nrAvail)
 	}
 	return hi, nil
 }
@@ -229,9 +230,9 @@ func readEventDesc(c *cursor, hi *headerInfo) {
 // buildTopology makes the trace's topology.Topology: cores numbered in
 // order of first appearance of (socket, die, core_id), clusters by LLC
 // (else by socket and die), every capacity 1024 (perf.data records none).
-func buildTopology(ct *cpuTopo, llc, node []int, ncpu int) *topology.Topology {
+func buildTopology(ct *cpuTopo, llc, node []int, ncpu int) (*topology.Topology, string) {
 	if len(ct.core) != ncpu {
-		return nil
+		return nil, fmt.Sprintf("HEADER_CPU_TOPOLOGY gives core and socket ids for %d CPUs, HEADER_NRCPUS says %d", len(ct.core), ncpu)
 	}
 	t := &topology.Topology{Name: "perf.data header"}
 	type key struct{ s, d, c int }
@@ -273,10 +274,10 @@ func buildTopology(ct *cpuTopo, llc, node []int, ncpu int) *topology.Topology {
 		src += ", nodes from HEADER_NUMA_TOPOLOGY"
 	}
 	t.Notes = append(t.Notes, "from the perf.data header ("+src+"); perf records no CPU capacity: every CPU taken as 1024")
-	if t.Validate() != nil {
-		return nil
+	if err := t.Validate(); err != nil {
+		return nil, "the CPU topology in the perf.data header is not usable: " + err.Error()
 	}
-	return t
+	return t, ""
 }
 
 // clockName names a clockid as the other readers do (include/uapi/linux/time.h).

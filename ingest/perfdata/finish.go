@@ -34,6 +34,9 @@ func (r *Reader) finish() {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("%d perf.data feature sections not used: %s",
 				len(r.info.skipped), strings.Join(r.info.skipped, ", ")))
 		}
+		if r.info.topoErr != "" {
+			m.Warnings = append(m.Warnings, r.info.topoErr)
+		}
 		if len(r.info.cmdline) > 0 {
 			m.Warnings = append(m.Warnings, "recorded with: "+joinCmdline(r.info.cmdline))
 		}
