@@ -11,13 +11,18 @@ import (
 
 // BenchmarkTasksPathByFormat times `schedlens tasks` end to end (sniff,
 // decompress, parse, build, account) on the same capture in three
-// encodings: ftrace text and its Perfetto twins (plain and compact_sched).
+// encodings: ftrace text and its Perfetto twins (plain and compact_sched);
+// and a perf.data with its perf script text.
 // events/s counts the capture's events, so the three are comparable.
 func BenchmarkTasksPathByFormat(b *testing.B) {
 	for _, c := range []struct{ name, path string }{
 		{"text", real + "ftrace-hackbench-cyclictest/trace.txt.gz"},
 		{"perfetto-plain", real + "perfetto-from-ftrace-hackbench-cyclictest/trace.pftrace.zst"},
 		{"perfetto-compact", real + "perfetto-from-ftrace-hackbench-cyclictest/trace-compact.pftrace.zst"},
+		// perf.data and its perf script text: another capture, so compare
+		// these two with each other only.
+		{"perf-script", real + "perf-hackbench-cyclictest/perf-script-fields.txt.gz"},
+		{"perf.data", real + "perf-hackbench-cyclictest/perf.data.zst"},
 	} {
 		raw, err := os.ReadFile(c.path)
 		if err != nil {

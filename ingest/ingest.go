@@ -4,8 +4,9 @@
 // format. Load runs a reader into a timeline.Builder.
 //
 // Formats: ftrace text (`trace`, `trace_pipe`, `trace-cmd report`) in
-// ingest/ftrace, `perf script` text in ingest/perf, Perfetto protobuf in
-// ingest/perfetto, trace-cmd trace.dat in ingest/tracedat. The shared Reader interface, Options, Meta and
+// ingest/ftrace, `perf script` text in ingest/perf, perf.data in
+// ingest/perfdata, trace-cmd trace.dat in ingest/tracedat, Perfetto protobuf
+// in ingest/perfetto. The shared Reader interface, Options, Meta and
 // ParseError live in ingest/parse (so that the format packages can use them
 // without importing this package) and are re-exported here.
 //
@@ -26,6 +27,7 @@ import (
 	"github.com/schedlens/schedlens/ingest/ftrace"
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/ingest/perf"
+	"github.com/schedlens/schedlens/ingest/perfdata"
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/ingest/tracedat"
 	"github.com/schedlens/schedlens/timeline"
@@ -57,9 +59,15 @@ type format struct {
 	open  func(r io.Reader, opts parse.Options) (parse.Reader, error)
 }
 
+// randomAccess names the formats whose reader reads at random (perf.data
+// keeps its event formats after the data): they are given the file itself
+// when the input is an uncompressed regular file.
+var randomAccess = map[string]bool{"perf.data": true, "trace.dat": true}
+
 // formats are tried in order; binary formats first.
 var formats = []format{
 	{"trace.dat", tracedat.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return tracedat.NewReader(r, o) }},
+	{"perf.data", perfdata.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfdata.NewReader(r, o) }},
 	{"perfetto", perfetto.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfetto.NewReader(r, o) }},
 	{"perf-script", perf.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perf.NewReader(r, o) }},
 	{"ftrace", ftrace.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return ftrace.NewReader(r, o) }},
@@ -138,7 +146,13 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 	}
 	for _, f := range formats {
 		if f.sniff(head) {
-			rd, err := f.open(hb, opts)
+			var src io.Reader = hb
+			if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok && randomAccess[f.name] && s.Compression == "" {
+				if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+					src = r
+				}
+			}
+			rd, err := f.open(src, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -154,7 +168,7 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 		line = line[:60]
 	}
 	return nil, &parse.ParseError{File: opts.Name, Line: 1, Record: "trace", Err: parse.ErrUnrecognized,
-		Msg: fmt.Sprintf("want ftrace text, trace-cmd report, perf script or a Perfetto trace; got %q", line)}
+		Msg: fmt.Sprintf("want ftrace text, trace-cmd report, perf script, trace.dat, perf.data or a Perfetto trace; got %q", line)}
 }
 
 // decompressor returns r decompressed if it starts with a gzip or zstd

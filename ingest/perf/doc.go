@@ -2,7 +2,7 @@
 // scheduler tracepoints (`perf sched record`, `perf record -e sched:...`):
 // one line per sample, in time order. It hands the samples out as
 // timeline.Events through a parse.Reader; Meta.Format is "perf-script".
-// Reading perf.data directly is not done here yet.
+// perf.data itself is read by ingest/perfdata.
 //
 // It imports timeline and ingest/parse only; it must not import metrics,
 // replay, report, ingest or the other format packages.

@@ -1,0 +1,325 @@
+package perfdata
+
+import (
+	"encoding/binary"
+	"github.com/schedlens/schedlens/timeline"
+	"slices"
+)
+
+// entry is a record decoded as far as its sample fields: what delivery
+// needs, and the bytes it still has to read (a tracepoint payload, a comm).
+type entry struct {
+	time  uint64
+	at    int64 // file offset of the record (or of its COMPRESSED record)
+	spec  *eventSpec
+	arg   uint64 // LOST: count
+	pid   int32  // sample pid; FORK: parent tid
+	tid   int32  // sample tid; COMM, FORK: the thread
+	cpu   int32
+	typ   uint8
+	flags uint8
+}
+
+const (
+	hasTID = 1 << iota
+	hasCPU
+	hasTime
+)
+
+// qent is an entry as the queue keeps it, 40 bytes: the ordering key, the
+// position for errors, and a reference to the rest (pid, tid, arg and the
+// payload) in the chunk store; samples of events the reader does not
+// interpret keep nothing there.
+type qent struct {
+	time  uint64
+	at    int64
+	seq   uint32
+	cpu   int32
+	chunk int32
+	off   uint32
+	meta  uint32 // typ | flags<<8 | (spec index+1)<<16
+}
+
+// chunkSize is the unit of the payload store.
+const chunkSize = 1 << 20
+
+// queue orders records the way perf's ordered_events does
+// (tools/perf/util/ordered-events.c): records with a time are queued; at
+// each PERF_RECORD_FINISHED_ROUND those not later than the highest time
+// seen before the previous round's end are handed out in time order,
+// arrival order breaking ties; records without a time (or with time 0,
+// such as those perf synthesizes at the start) are handed out at once.
+// Memory is bounded by what two rounds hold (plus maxQueued as a cap).
+//
+// Each CPU's ring buffer is written in time order, so the records are
+// kept in one FIFO per CPU, normally sorted already, and a round is handed
+// out by a k-way merge of them, lazily. Payloads live in fixed chunks that
+// are reused once every record in them was handed out.
+type queue struct {
+	chunks [][]byte
+	live   []int   // records not yet handed out, per chunk
+	free   []int32 // chunks with no live record
+	cur    int32   // chunk being filled, -1 if none
+	queued int     // bytes in live chunks
+
+	specs []*eventSpec
+
+	pend     []fifo // by CPU+1; bucket 0: records without a CPU
+	npending int
+	heap     []int // buckets of the merge in progress
+	merging  bool
+	limit    uint64
+	all      bool
+	maxN     int // records the merge may still hand out, -1 for any
+
+	out    []qent // handed out before anything pending (records without a time)
+	outPos int
+	last   qent // the record handed out last, released at the next call
+	hasOut bool
+	seq    uint32
+
+	nextFlush uint64 // hand out up to this time at the next round's end
+	maxTime   uint64
+}
+
+type fifo struct {
+	e        []qent
+	head     int
+	unsorted bool
+}
+
+// maxQueued caps the bytes queued; past it the older half is handed out
+// early, as perf does when its queue reaches its size limit.
+const maxQueued = 512 << 20
+
+func newQueue() queue { return queue{cur: -1} }
+
+// specIndex registers a spec and returns its index.
+func (q *queue) specIndex(s *eventSpec) int {
+	if s.idx == 0 {
+		q.specs = append(q.specs, s)
+		s.idx = len(q.specs)
+	}
+	return s.idx
+}
+
+// store writes e's pid, tid, arg and payload p into the chunks.
+func (q *queue) store(e *entry, p []byte, qe *qent) {
+	need := 20 + len(p)
+	if q.cur < 0 || len(q.chunks[q.cur])+need > cap(q.chunks[q.cur]) {
+		if q.cur >= 0 && q.live[q.cur] == 0 {
+			q.free = append(q.free, q.cur)
+		}
+		q.cur = q.newChunk(need)
+	}
+	c := q.chunks[q.cur]
+	qe.chunk, qe.off = q.cur, uint32(len(c))
+	c = binary.LittleEndian.AppendUint32(c, uint32(e.pid))
+	c = binary.LittleEndian.AppendUint32(c, uint32(e.tid))
+	c = binary.LittleEndian.AppendUint64(c, e.arg)
+	c = binary.LittleEndian.AppendUint32(c, uint32(len(p)))
+	q.chunks[q.cur] = append(c, p...)
+	q.live[q.cur]++
+	q.queued += need
+}
+
+func (q *queue) newChunk(need int) int32 {
+	for i, id := range q.free {
+		if cap(q.chunks[id]) >= need {
+			q.free = append(q.free[:i], q.free[i+1:]...)
+			q.chunks[id] = q.chunks[id][:0]
+			return id
+		}
+	}
+	q.chunks = append(q.chunks, make([]byte, 0, max(chunkSize, need)))
+	q.live = append(q.live, 0)
+	return int32(len(q.chunks) - 1)
+}
+
+// release marks a handed-out record's bytes free.
+func (q *queue) release(qe *qent) {
+	if qe.chunk < 0 {
+		return
+	}
+	q.queued -= 20 + int(binary.LittleEndian.Uint32(q.chunks[qe.chunk][qe.off+16:]))
+	if q.live[qe.chunk]--; q.live[qe.chunk] == 0 && qe.chunk != q.cur {
+		q.free = append(q.free, qe.chunk)
+	}
+}
+
+// add queues e with its payload p; timed says whether it has a time to be
+// ordered by.
+func (q *queue) add(e *entry, p []byte, timed bool) {
+	qe := qent{time: e.time, at: e.at, seq: q.seq, cpu: e.cpu, chunk: -1, meta: uint32(e.typ) | uint32(e.flags)<<8}
+	q.seq++
+	if e.spec != nil {
+		qe.meta |= uint32(q.specIndex(e.spec)) << 16
+	}
+	if e.typ != recSample || e.spec == nil || e.spec.kind != timeline.KindUnknown {
+		q.store(e, p, &qe)
+	}
+	if !timed {
+		q.out = append(q.out, qe)
+		return
+	}
+	q.maxTime = max(q.maxTime, e.time)
+	b := 0
+	if e.flags&hasCPU != 0 {
+		b = int(e.cpu) + 1
+	}
+	for len(q.pend) <= b {
+		q.pend = append(q.pend, fifo{e: make([]qent, 0, 1024)})
+	}
+	f := &q.pend[b]
+	if n := len(f.e); n > f.head && f.e[n-1].time > e.time {
+		f.unsorted = true
+	}
+	f.e = append(f.e, qe)
+	q.npending++
+	if q.queued > maxQueued && q.npending > 1 && !q.merging {
+		q.startMerge(0, true, q.npending/2)
+	}
+}
+
+// round handles a FINISHED_ROUND.
+func (q *queue) round() {
+	q.startMerge(q.nextFlush, false, -1)
+	q.nextFlush = q.maxTime
+}
+
+// flushAll hands out everything pending.
+func (q *queue) flushAll() { q.startMerge(0, true, -1) }
+
+func less(a, b *qent) bool {
+	return a.time < b.time || a.time == b.time && a.seq < b.seq
+}
+
+func (q *queue) headOf(i int) *qent {
+	f := &q.pend[q.heap[i]]
+	return &f.e[f.head]
+}
+
+func (q *queue) down(i int) {
+	for {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(q.heap) && less(q.headOf(l), q.headOf(m)) {
+			m = l
+		}
+		if r < len(q.heap) && less(q.headOf(r), q.headOf(m)) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		q.heap[i], q.heap[m] = q.heap[m], q.heap[i]
+		i = m
+	}
+}
+
+func (q *queue) qualifies(f *fifo) bool {
+	return f.head < len(f.e) && (q.all || f.e[f.head].time <= q.limit)
+}
+
+// startMerge begins handing out pending records with time <= limit (all
+// when all), at most maxN of them when maxN >= 0, in (time, arrival)
+// order.
+func (q *queue) startMerge(limit uint64, all bool, maxN int) {
+	if q.npending == 0 {
+		return
+	}
+	q.limit, q.all, q.maxN = limit, all, maxN
+	q.heap = q.heap[:0]
+	for b := range q.pend {
+		f := &q.pend[b]
+		if f.unsorted {
+			slices.SortStableFunc(f.e[f.head:], func(x, y qent) int {
+				switch {
+				case x.time < y.time:
+					return -1
+				case x.time > y.time:
+					return 1
+				}
+				return 0
+			})
+			f.unsorted = false
+		}
+		if q.qualifies(f) {
+			q.heap = append(q.heap, b)
+		}
+	}
+	for i := len(q.heap)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+	q.merging = len(q.heap) > 0
+}
+
+// endMerge compacts the FIFOs.
+func (q *queue) endMerge() {
+	q.merging = false
+	for b := range q.pend {
+		f := &q.pend[b]
+		if f.head == len(f.e) {
+			f.e, f.head = f.e[:0], 0
+		} else if f.head > len(f.e)/2 {
+			n := copy(f.e, f.e[f.head:])
+			f.e, f.head = f.e[:n], 0
+		}
+	}
+}
+
+// ready reports whether a record waits to be handed out.
+func (q *queue) ready() bool { return q.outPos < len(q.out) || q.merging }
+
+// next returns the next ready record and its payload (valid until the next
+// call), or false.
+func (q *queue) next(e *entry) ([]byte, bool) {
+	if q.hasOut {
+		q.release(&q.last)
+		q.hasOut = false
+	}
+	var qe qent
+	switch {
+	case q.outPos < len(q.out):
+		qe = q.out[q.outPos]
+		q.outPos++
+		if q.outPos == len(q.out) {
+			q.out, q.outPos = q.out[:0], 0
+		}
+	case q.merging:
+		f := &q.pend[q.heap[0]]
+		qe = f.e[f.head]
+		f.head++
+		q.npending--
+		if q.maxN > 0 {
+			q.maxN--
+		}
+		if q.qualifies(f) {
+			q.down(0)
+		} else {
+			last := len(q.heap) - 1
+			q.heap[0] = q.heap[last]
+			q.heap = q.heap[:last]
+			q.down(0)
+		}
+		if len(q.heap) == 0 || q.maxN == 0 {
+			q.endMerge()
+		}
+	default:
+		return nil, false
+	}
+	q.last, q.hasOut = qe, true
+	*e = entry{time: qe.time, at: qe.at, cpu: qe.cpu, typ: uint8(qe.meta), flags: uint8(qe.meta >> 8)}
+	if s := qe.meta >> 16; s > 0 {
+		e.spec = q.specs[s-1]
+	}
+	if qe.chunk < 0 {
+		return nil, true
+	}
+	c := q.chunks[qe.chunk][qe.off:]
+	le := binary.LittleEndian
+	e.pid = int32(le.Uint32(c))
+	e.tid = int32(le.Uint32(c[4:]))
+	e.arg = le.Uint64(c[8:])
+	n := le.Uint32(c[16:])
+	return c[20 : 20+n], true
+}

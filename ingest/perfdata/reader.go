@@ -1,0 +1,510 @@
+package perfdata
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Record types (enum perf_event_type in include/uapi/linux/perf_event.h;
+// the user types from 64 in tools/lib/perf/include/perf/event.h).
+const (
+	recLost          = 2
+	recComm          = 3
+	recExit          = 4
+	recFork          = 7
+	recSample        = 9
+	recLostSamples   = 13
+	recHeaderAttr    = 64
+	recTracingData   = 66
+	recFinishedRound = 68
+	recHeaderFeature = 80
+	recCompressed    = 81
+)
+
+const (
+	maxCPU  = 8191 // CONFIG_NR_CPUS is at most 8192
+	bufSize = 256 << 10
+)
+
+type cpuState struct {
+	last     timeline.Time
+	lost     int64
+	lostFrom timeline.Time
+	lostAt   timeline.Time
+	hasLost  bool
+}
+
+// Reader reads perf.data. It implements parse.Reader.
+type Reader struct {
+	name string
+	opts parse.Options
+	strs *timeline.Strings
+	meta *parse.Meta
+
+	src     *bufio.Reader // the record stream
+	pos     int64         // file offset of the next record in src
+	end     int64         // end of the data section; -1 in pipe mode
+	pipe    bool
+	spool   *os.File // file-mode input copied to a temporary file
+	zdec    *zstream
+	dbuf    []byte // decompressed records not yet taken
+	dpos    int
+	dAt     int64 // offset of the COMPRESSED record dbuf came from
+	srcDone bool
+
+	attrs    []*attr
+	byID     map[uint64]*attr
+	idTab    []*attr // byID as a table from idBase, when the ids are few and close
+	idBase   uint64
+	tracing  *tracingData
+	features map[int][]byte
+	featOffs map[int]int64
+	featOrd  []int
+	info     *headerInfo
+
+	q       queue
+	threads map[int32]timeline.CommID // perf's name for each thread, from COMM and FORK records
+
+	cpus     []cpuState
+	maxCPU   int
+	lastTime timeline.Time
+	held     timeline.Event
+	hasHeld  bool
+	eof      bool
+	flushCPU int
+	err      error
+
+	lostRecs  int
+	lostTotal int64 // records lost, by the LOST and timed LOST_SAMPLES records
+	synthLost int64 // what perf record's closing LOST_SAMPLES records say
+	firstLost int64
+	backward  bool
+	records   int64
+}
+
+var _ parse.Reader = (*Reader)(nil)
+
+// NewReader returns a Reader of the perf.data in r. It reads the header,
+// the attributes and the feature sections at once (a file-mode perf.data
+// that is not an *os.File is first copied to an unlinked temporary file,
+// since its feature sections, the event formats among them, follow the
+// data); records are read by Next.
+func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
+	if r == nil {
+		return nil, errors.New("perfdata: nil input")
+	}
+	strs := opts.Strings
+	if strs == nil {
+		strs = timeline.NewStrings()
+	}
+	rd := &Reader{
+		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
+		byID: map[uint64]*attr{}, threads: map[int32]timeline.CommID{}, maxCPU: -1,
+		lastTime: timeline.NoTime, features: map[int][]byte{},
+		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(),
+	}
+	// perf names the idle task before reading any record
+	// (perf_session__register_idle_thread in tools/perf/util/session.c).
+	rd.threads[0] = strs.IDString("swapper")
+	if f, ok := r.(*os.File); ok {
+		// A file handed over after sniffing: read it from the start.
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, err
+			}
+		}
+	}
+	br := bufio.NewReaderSize(r, bufSize)
+	head, _ := br.Peek(pipeHeaderSize)
+	if len(head) < pipeHeaderSize {
+		return nil, rd.errorAt(0, "file header", parse.ErrTruncated, "want a %d-byte header, the input has %d bytes", pipeHeaderSize, len(head))
+	}
+	if string(head[:8]) != Magic {
+		return nil, rd.errorAt(0, "file header", parse.ErrBadField, "want the magic %q, got %q", Magic, head[:8])
+	}
+	if binary.LittleEndian.Uint64(head[8:]) == pipeHeaderSize {
+		rd.pipe = true
+		br.Discard(pipeHeaderSize)
+		rd.src, rd.pos, rd.end = br, pipeHeaderSize, -1
+		rd.meta.Format = "perf.data (pipe)"
+		return rd, nil
+	}
+	ra, size, err := seekable(r, br)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := ra.(*os.File); ok && f != r {
+		rd.spool = f
+	}
+	if perr := rd.openFile(ra, size); perr != nil {
+		rd.closeSpool()
+		return nil, perr
+	}
+	return rd, nil
+}
+
+// seekable returns r itself when it is a file or an in-memory reader with
+// a size, else a temporary copy.
+func seekable(r io.Reader, br *bufio.Reader) (io.ReaderAt, int64, error) {
+	if ra, ok := r.(interface {
+		io.ReaderAt
+		Size() int64
+	}); ok {
+		return ra, ra.Size(), nil
+	}
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if _, err := f.Seek(0, io.SeekStart); err == nil {
+				return f, st.Size(), nil
+			}
+		}
+	}
+	f, err := os.CreateTemp("", "schedlens-perfdata-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("perf.data: a temporary copy is needed to read the feature sections: %w", err)
+	}
+	os.Remove(f.Name())
+	n, err := io.Copy(f, br)
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, n, nil
+}
+
+func (r *Reader) closeSpool() {
+	if r.zdec != nil {
+		r.zdec.close()
+	}
+	if r.spool != nil {
+		r.spool.Close()
+		r.spool = nil
+	}
+}
+
+func (r *Reader) openFile(ra io.ReaderAt, size int64) *parse.ParseError {
+	h, perr := readHeader(ra, size, r.name)
+	if perr != nil {
+		return perr
+	}
+	attrs, perr := readAttrs(ra, size, h, r.name)
+	if perr != nil {
+		return perr
+	}
+	for _, a := range attrs {
+		r.addAttr(a)
+	}
+	feat, offs, order, perr := readFeatures(ra, size, h, r.name)
+	if perr != nil {
+		return perr
+	}
+	r.features, r.featOffs, r.featOrd = feat, offs, order
+	if perr := r.readInfo(); perr != nil {
+		return perr
+	}
+	if b, ok := feat[featTracingData]; ok {
+		td, perr := parseTracingData(b, offs[featTracingData], r.name)
+		if perr != nil {
+			return perr
+		}
+		r.tracing = td
+	}
+	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(h.data.off), int64(h.data.size)), bufSize)
+	r.pos, r.end = int64(h.data.off), int64(h.data.off+h.data.size)
+	return nil
+}
+
+func (r *Reader) readInfo() *parse.ParseError {
+	info, perr := readHeaderInfo(r.features, r.featOffs, r.featOrd, r.name)
+	if perr != nil {
+		return perr
+	}
+	r.info = info
+	m := r.meta
+	m.Kernel = info.osRelease
+	if info.hasClockID {
+		m.Clock = clockName(info.clockID)
+	}
+	if info.topo != nil {
+		m.Topology = info.topo
+	}
+	for _, a := range r.attrs {
+		if n, ok := info.names[firstID(a)]; ok && a.name == "" {
+			a.name = n
+		}
+	}
+	return nil
+}
+
+func firstID(a *attr) uint64 {
+	if len(a.ids) == 0 {
+		return 0
+	}
+	return a.ids[0]
+}
+
+func (r *Reader) addAttr(a *attr) {
+	r.attrs = append(r.attrs, a)
+	for _, id := range a.ids {
+		r.byID[id] = a
+	}
+	lo, hi := uint64(1<<64-1), uint64(0)
+	for id := range r.byID {
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	r.idTab = nil
+	if len(r.byID) > 0 && hi-lo < 1<<16 {
+		r.idBase = lo
+		r.idTab = make([]*attr, hi-lo+1)
+		for id, at := range r.byID {
+			r.idTab[id-lo] = at
+		}
+	}
+	if a.flags&flagWriteBackward != 0 {
+		r.backward = true
+	}
+	if a.flags&flagUseClockID != 0 && r.meta.Clock == "" {
+		r.meta.Clock = clockName(int64(a.clockID))
+	}
+}
+
+// Meta returns what the Reader learned so far; it is complete after Next
+// has returned io.EOF.
+func (r *Reader) Meta() *parse.Meta { return r.meta }
+
+// Strings returns the interner of the events' comms and marker texts.
+func (r *Reader) Strings() *timeline.Strings { return r.strs }
+
+func (r *Reader) errorAt(at int64, record string, sentinel error, format string, args ...any) *parse.ParseError {
+	return &parse.ParseError{File: r.name, Offset: at, Record: record, Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+// Next fills ev with the next event in perf's delivery order (time order
+// within the limits of the round queue). It returns io.EOF at the end and a
+// *parse.ParseError for malformed input (unless Options.Lenient skips a
+// malformed record); after any other error Next keeps returning it.
+func (r *Reader) Next(ev *timeline.Event) error {
+	if r.hasHeld {
+		*ev = r.held
+		r.hasHeld = false
+		return nil
+	}
+	if r.err != nil {
+		ev.Reset()
+		return r.err
+	}
+	for !r.eof {
+		var e entry
+		payload, ok := r.q.next(&e)
+		if !ok {
+			if err := r.fill(); err != nil {
+				var perr *parse.ParseError
+				if r.opts.Lenient && errors.As(err, &perr) && errors.Is(err, parse.ErrTruncated) {
+					// What was complete is handed out; the rest is gone.
+					r.meta.Warnings = append(r.meta.Warnings, "perf.data cut off: "+err.Error())
+					r.meta.Skip(err)
+					r.q.flushAll()
+					r.srcDone = true
+					continue
+				}
+				ev.Reset()
+				r.err = err
+				r.countSpecs()
+				r.closeSpool()
+				return err
+			}
+			if r.srcDone && !r.q.ready() {
+				r.finish()
+			}
+			continue
+		}
+		ok, perr := r.deliver(&e, payload, ev)
+		if perr != nil {
+			ev.Reset()
+			if r.opts.Lenient {
+				r.meta.Skip(perr)
+				continue
+			}
+			r.err = perr
+			r.countSpecs()
+			r.closeSpool()
+			return perr
+		}
+		if ok {
+			r.commit(ev)
+			return nil
+		}
+	}
+	return r.flush(ev)
+}
+
+// fill reads records until some are ready to hand out or the input ends.
+func (r *Reader) fill() error {
+	for !r.q.ready() {
+		if r.srcDone {
+			return nil
+		}
+		typ, rec, at, err := r.nextRecord()
+		if err == io.EOF {
+			r.srcDone = true
+			r.q.flushAll()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.records++
+		switch typ {
+		case recFinishedRound:
+			r.q.round()
+		case recSample, recComm, recFork, recExit, recLost, recLostSamples:
+			e, payload, ok, perr := r.decode(typ, rec, at)
+			if perr != nil {
+				if r.opts.Lenient {
+					r.meta.Skip(perr)
+					continue
+				}
+				return perr
+			}
+			if ok {
+				r.q.add(&e, payload, e.flags&hasTime != 0 && e.time != 0)
+			}
+		case recHeaderAttr:
+			if perr := r.pipeAttr(rec, at); perr != nil {
+				return perr
+			}
+		case recTracingData:
+			if perr := r.pipeTracingData(rec, at); perr != nil {
+				return perr
+			}
+		case recHeaderFeature:
+			if perr := r.pipeFeature(rec, at); perr != nil {
+				return perr
+			}
+		}
+	}
+	return nil
+}
+
+// nextRecord returns the next record (header included): from the
+// decompressed buffer when it holds one, else from the stream, whose
+// PERF_RECORD_COMPRESSED records are unpacked on the way.
+func (r *Reader) nextRecord() (uint32, []byte, int64, error) {
+	for {
+		if rest := r.dbuf[r.dpos:]; len(rest) >= 8 {
+			size := int(binary.LittleEndian.Uint16(rest[6:]))
+			if size < 8 {
+				return 0, nil, 0, r.errorAt(r.dAt, "PERF_RECORD_COMPRESSED", parse.ErrBadField,
+					"decompressed record at byte %d has size %d, want at least 8", r.dpos, size)
+			}
+			if len(rest) >= size {
+				r.dpos += size
+				return binary.LittleEndian.Uint32(rest), rest[:size], r.dAt, nil
+			}
+		}
+		typ, rec, at, err := r.streamRecord()
+		if err == io.EOF && r.dpos < len(r.dbuf) {
+			return 0, nil, 0, r.errorAt(r.dAt, "PERF_RECORD_COMPRESSED", parse.ErrTruncated,
+				"the data ends inside a compressed record (%d bytes of it left)", len(r.dbuf)-r.dpos)
+		}
+		if err != nil || typ != recCompressed {
+			return typ, rec, at, err
+		}
+		if err := r.decompress(rec[8:], at); err != nil {
+			return 0, nil, 0, err
+		}
+	}
+}
+
+// decompress appends a PERF_RECORD_COMPRESSED payload (zstd frames, from
+// perf record -z) to the decompressed buffer.
+func (r *Reader) decompress(p []byte, at int64) error {
+	if r.zdec == nil {
+		r.zdec = newZstream()
+	}
+	keep := append(r.dbuf[:0:0], r.dbuf[r.dpos:]...)
+	out, err := r.zdec.feed(p, keep)
+	if err != nil {
+		return r.errorAt(at, "PERF_RECORD_COMPRESSED", parse.ErrBadField, "zstd payload of %d bytes: %v", len(p), err)
+	}
+	r.dbuf, r.dpos, r.dAt = out, 0, at
+	return nil
+}
+
+// streamRecord reads one record of the stream. The record is in the
+// bufio buffer and valid until the next read.
+func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
+	at := r.pos
+	if r.end >= 0 && at >= r.end {
+		return 0, nil, at, io.EOF
+	}
+	hdr, err := r.src.Peek(8)
+	if len(hdr) == 0 && err == io.EOF {
+		return 0, nil, at, io.EOF
+	}
+	if len(hdr) < 8 {
+		return 0, nil, at, r.readErr(at, len(hdr), 8, err)
+	}
+	typ := binary.LittleEndian.Uint32(hdr)
+	size := int(binary.LittleEndian.Uint16(hdr[6:]))
+	if size < 8 {
+		return 0, nil, at, r.errorAt(at, recordName(typ), parse.ErrBadField, "record size %d, want at least 8 (the header)", size)
+	}
+	if r.end >= 0 && at+int64(size) > r.end {
+		return 0, nil, at, r.errorAt(at, recordName(typ), parse.ErrTruncated,
+			"record of %d bytes runs past the data section's end at %#x", size, r.end)
+	}
+	rec, err := r.src.Peek(size)
+	if len(rec) < size {
+		return 0, nil, at, r.readErr(at, len(rec), size, err)
+	}
+	r.src.Discard(size)
+	r.pos += int64(size)
+	return typ, rec, at, nil
+}
+
+func (r *Reader) readErr(at int64, have, want int, err error) error {
+	var perr *parse.ParseError
+	if errors.As(err, &perr) {
+		return err
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return r.errorAt(at, "perf record", parse.ErrTruncated, "want a record of %d bytes, the input ends after %d: cut off?", want, have)
+	}
+	return r.errorAt(at, "perf record", err, "reading: %v", err)
+}
+
+func recordName(typ uint32) string {
+	switch typ {
+	case recLost:
+		return "PERF_RECORD_LOST"
+	case recComm:
+		return "PERF_RECORD_COMM"
+	case recExit:
+		return "PERF_RECORD_EXIT"
+	case recFork:
+		return "PERF_RECORD_FORK"
+	case recSample:
+		return "PERF_RECORD_SAMPLE"
+	case recLostSamples:
+		return "PERF_RECORD_LOST_SAMPLES"
+	case recHeaderAttr:
+		return "PERF_RECORD_HEADER_ATTR"
+	case recTracingData:
+		return "PERF_RECORD_HEADER_TRACING_DATA"
+	case recFinishedRound:
+		return "PERF_RECORD_FINISHED_ROUND"
+	case recHeaderFeature:
+		return "PERF_RECORD_HEADER_FEATURE"
+	case recCompressed:
+		return "PERF_RECORD_COMPRESSED"
+	}
+	return fmt.Sprintf("perf record type %d", typ)
+}
