@@ -139,7 +139,7 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 		return nil
 	}
 
-	st, err := rec.WriteFile(ctx, f.output, record.FileOptions{CompactSched: f.compact}, ready)
+	st, err := rec.WriteFile(ctx, f.output, cmd.OutOrStdout(), record.FileOptions{CompactSched: f.compact}, ready)
 	if progress {
 		fmt.Fprint(stderr, "\r\x1b[K")
 	}

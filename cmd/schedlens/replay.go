@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,6 +9,7 @@ import (
 	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/replay"
 	"github.com/schedlens/schedlens/report"
@@ -105,7 +105,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			rep.Trace.SkippedRecords = ld.Meta.Skipped
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
-				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel); err != nil {
+				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
@@ -157,19 +157,14 @@ func traceRelease(ld *ingest.Loaded, topo *topology.Topology, path string) (poli
 }
 
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can
-// be looked at beside the recording in a trace viewer.
-func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, kernel string) error {
-	f, err := os.CreateTemp(dirOf(path), ".replay.*.tmp")
+// be looked at beside the recording in a trace viewer. Not to stdout: the
+// report goes there.
+func writeReplayed(path, input string, tl *timeline.Timeline, topo *topology.Topology, kernel string) error {
+	f, err := outfile.Create(path, outfile.Options{Inputs: []string{input}, RemoveOnSignal: true})
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort()
 	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU})
 	if err != nil {
 		return err
@@ -192,19 +187,5 @@ func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, 
 	if err := w.Close(); err != nil {
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	ok = true
-	return os.Rename(f.Name(), path)
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i+1]
-	}
-	return "."
+	return f.Commit()
 }
