@@ -164,6 +164,9 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	}
 	s.opts.HZ = hz
 	s.tick = 1_000_000_000 / int64(hz)
+	if err := checkTicks(w.Busy, s.tick, hz); err != nil {
+		return nil, err
+	}
 	s.now = w.Start
 	s.end = opts.End
 	for i := range w.Tasks {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pairTrace writes an ftrace text of two tasks a (CPU 0) and b (CPU cpuB)
+// that sleep and wake in turn, 50 rounds, with jump seconds added after
+// round 25: while both run (running) or while both sleep.
+func pairTrace(t *testing.T, cpuB int, jump float64, running bool) string {
+	t.Helper()
+	var sb strings.Builder
+	sb.WriteString("# tracer: nop\n#\n")
+	ts := 100.0
+	line := func(comm string, pid, cpu int, body string) {
+		fmt.Fprintf(&sb, "%16s-%-7d [%03d] d..2. %.6f: %s\n", comm, pid, cpu, ts, body)
+	}
+	for i := range 50 {
+		for k, cpu := range []int{0, cpuB} {
+			comm, pid := string(rune('a'+k)), 101+k
+			idle := fmt.Sprintf("swapper/%d", cpu)
+			sleep := func() {
+				line(comm, pid, cpu, fmt.Sprintf("sched_switch: prev_comm=%s prev_pid=%d prev_prio=120 prev_state=S ==> next_comm=%s next_pid=0 next_prio=120", comm, pid, idle))
+			}
+			wake := func() {
+				line("<idle>", 0, cpu, fmt.Sprintf("sched_waking: comm=%s pid=%d prio=120 target_cpu=%03d", comm, pid, cpu))
+				line("<idle>", 0, cpu, fmt.Sprintf("sched_switch: prev_comm=%s prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=%s next_pid=%d next_prio=120", idle, comm, pid))
+			}
+			if running {
+				sleep()
+				ts += 0.001
+				wake()
+			} else {
+				wake()
+				ts += 0.002
+				sleep()
+			}
+			ts += 0.002
+		}
+		if i == 25 {
+			ts += jump
+		}
+	}
+	p := filepath.Join(t.TempDir(), "pair.txt")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// executeWithin runs a command line and fails the test if it takes longer
+// than d (the command goes on in the background then).
+func executeWithin(t *testing.T, d time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	type result struct {
+		out, err string
+		code     int
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, e, c := execute(t, args...)
+		done <- result{o, e, c}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err, r.code
+	case <-time.After(d):
+		t.Fatalf("%s: still running after %v", strings.Join(args, " "), d)
+		return "", "", -1
+	}
+}
+
+// TestReplayTimestampJump: issue 16 item 3. 300 events with a jump of
+// 1e6 s while both tasks run would tick 5e8 times (about 92 s before);
+// the replay refuses at once and names the jump. The same jump while
+// every CPU is idle costs no tick work and replays.
+func TestReplayTimestampJump(t *testing.T) {
+	_, stderr, code := executeWithin(t, 20*time.Second, "replay", pairTrace(t, 1, 1e6, true))
+	if code != 1 || !strings.Contains(stderr, "implausible") ||
+		!strings.Contains(stderr, "from the sched_switch event on CPU 1 at 100.154000 s to the next at 1000100.156000 s") {
+		t.Errorf("replay over a 1e6 s jump while tasks run: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := executeWithin(t, 20*time.Second, "replay", pairTrace(t, 1, 1e6, false)); code != 0 {
+		t.Errorf("replay over a 1e6 s idle stretch: exit %d: %s", code, stderr)
+	}
+}
