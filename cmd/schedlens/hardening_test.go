@@ -89,3 +89,39 @@ func TestReplayTimestampJump(t *testing.T) {
 		t.Errorf("replay over a 1e6 s idle stretch: exit %d: %s", code, stderr)
 	}
 }
+
+// TestCPULimitOneAndPositioned: issue 16 item 7. One CPU limit
+// (topology.MaxCPUs, CPUs 0-8191) in every reader, the timeline and the
+// Perfetto writer. Before, the ftrace reader took CPUs up to 65535, the
+// timeline refused above 16384 with an error naming no line that
+// --lenient could not skip, and convert refused above 8191.
+func TestCPULimitOneAndPositioned(t *testing.T) {
+	// CPU 8191 is the highest: read, and converted.
+	top := pairTrace(t, 8191, 0, true)
+	out := filepath.Join(t.TempDir(), "top.pftrace")
+	if _, stderr, code := execute(t, "convert", top, "-o", out); code != 0 {
+		t.Fatalf("convert of CPU 8191: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := execute(t, "tasks", out); code != 0 {
+		t.Fatalf("tasks of the converted CPU 8191 trace: exit %d: %s", code, stderr)
+	}
+	for _, cpu := range []int{8192, 9000, 20000, 65535} {
+		p := pairTrace(t, 1, 0, true)
+		b, _ := os.ReadFile(p)
+		// Line 3: the first event line names the CPU over the limit.
+		lines := strings.SplitN(string(b), "\n", 3)
+		bad := strings.Replace(lines[2], "[000]", fmt.Sprintf("[%03d]", cpu), 1)
+		os.WriteFile(p, []byte(lines[0]+"\n"+lines[1]+"\n"+bad), 0o644)
+		_, stderr, code := execute(t, "tasks", p)
+		if code != 1 || !strings.Contains(stderr, p+":3:") || !strings.Contains(stderr, "8192") {
+			t.Errorf("CPU %d: exit %d, want an error at %s:3 naming the limit: %s", cpu, code, p, stderr)
+		}
+		if _, stderr, code := execute(t, "tasks", "--lenient", p); code != 0 {
+			t.Errorf("CPU %d with --lenient: exit %d: %s", cpu, code, stderr)
+		}
+		out := filepath.Join(t.TempDir(), "x.pftrace")
+		if _, stderr, code := execute(t, "convert", "--lenient", p, "-o", out); code != 0 {
+			t.Errorf("CPU %d: convert --lenient: exit %d: %s", cpu, code, stderr)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 const (
@@ -17,9 +18,9 @@ const (
 	// caps a trace_marker write at a few KiB, so a longer line is not a
 	// record.
 	MaxLine = 16 << 20
-	// MaxCPU bounds the CPU numbers the Reader accepts (the kernel's
-	// NR_CPUS is at most 8192).
-	MaxCPU = 1 << 16
+	// MaxCPU bounds the CPU numbers the Reader accepts (exclusive): the
+	// one limit, topology.MaxCPUs.
+	MaxCPU = topology.MaxCPUs
 	// commCacheBits sizes the reader's comm cache (1<<bits slots).
 	commCacheBits = 9
 )

@@ -10,12 +10,14 @@ import (
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 const (
-	// maxCPU is the highest CPU number accepted (CONFIG_NR_CPUS is at most
-	// 8192); it bounds the per-CPU state a hostile input can make us keep.
-	maxCPU = 8191
+	// maxCPU is the highest CPU number accepted (the one limit,
+	// topology.MaxCPUs); it bounds the per-CPU state a hostile input can
+	// make us keep.
+	maxCPU = topology.MaxCPUs - 1
 	// maxLine bounds one line; longer lines are a ParseError.
 	maxLine = 4 << 20
 	// bufSize is the bufio buffer; lines up to this size are parsed in place.
