@@ -11,6 +11,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -170,6 +171,16 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	}
 	warnLoad(cmd.ErrOrStderr(), ld)
 	return ld, nil
+}
+
+// traceSummary is the report's summary of a loaded trace: the timeline's
+// figures and what the reader knows beside them.
+func traceSummary(ld *ingest.Loaded) report.Trace {
+	t := report.NewTrace(ld.Timeline, ld.Path)
+	t.Format, t.Compression, t.Clock, t.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
+	t.SkippedRecords = ld.Meta.Skipped
+	t.UnknownEvents = ld.Meta.UnknownEvents()
+	return t
 }
 
 func warnLoad(w io.Writer, ld *ingest.Loaded) {

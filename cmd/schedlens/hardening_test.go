@@ -125,3 +125,26 @@ func TestCPULimitOneAndPositioned(t *testing.T) {
 		}
 	}
 }
+
+// TestReportCountsUnknownEvents: issue 16 item 9. report, replay and
+// tasks agree on the events the reader counted but does not interpret.
+// Before, report and replay read a timeline count no reader fills and
+// always said 0.
+func TestReportCountsUnknownEvents(t *testing.T) {
+	p := pairTrace(t, 1, 0, true)
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	for i := range 3 {
+		fmt.Fprintf(f, "          <idle>-0       [000] d.h1. %.6f: irq_handler_entry: irq=%d name=eth0\n", 101.0+float64(i), i)
+	}
+	f.Close()
+	for _, args := range [][]string{{"report", "--format", "json", p}, {"tasks", "--format", "json", p}, {"replay", "--format", "json", p}} {
+		out, stderr, code := execute(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.Contains(out, `"unknown_events": 3`) && !strings.Contains(out, `"unknown_events":3`) {
+			i := strings.Index(out, "unknown_events")
+			t.Errorf("%s: want unknown_events 3, got %s", args[0], out[max(i-1, 0):min(i+22, len(out))])
+		}
+	}
+}

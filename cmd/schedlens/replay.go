@@ -12,7 +12,6 @@ import (
 	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/replay"
-	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 	"github.com/schedlens/schedlens/whatif"
@@ -98,11 +97,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				return err
 			}
 			sim := run.Result.Timeline
-			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
+			rep := &compare.Replay{Trace: traceSummary(ld), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
 				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
-			rep.Trace.Format, rep.Trace.Compression, rep.Trace.Clock, rep.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
-			rep.Trace.SkippedRecords = ld.Meta.Skipped
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
 				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel); err != nil {

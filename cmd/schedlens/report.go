@@ -117,10 +117,8 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	if err != nil {
 		return nil, err
 	}
-	in := &report.Input{Trace: report.NewTrace(tl, ld.Path), Analysis: a, Filter: f.filterText(), Top: f.top,
+	in := &report.Input{Trace: traceSummary(ld), Analysis: a, Filter: f.filterText(), Top: f.top,
 		Command: commandLine(cmd, args), Version: Version}
-	in.Trace.Format, in.Trace.Compression, in.Trace.Clock, in.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
-	in.Trace.SkippedRecords = ld.Meta.Skipped
 	if embedded {
 		in.Trace.Embedded, in.Trace.EmbeddedAbout = true, embeddedAbout
 	}

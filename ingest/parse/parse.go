@@ -129,6 +129,16 @@ func (m *Meta) Apply(b *timeline.Builder) {
 	}
 }
 
+// UnknownEvents is the number of events the reader counted but does not
+// interpret (the sum of Unknown).
+func (m *Meta) UnknownEvents() int64 {
+	var n int64
+	for _, c := range m.Unknown {
+		n += c
+	}
+	return n
+}
+
 // Skip records a skipped malformed record.
 func (m *Meta) Skip(err error) {
 	m.Skipped++
