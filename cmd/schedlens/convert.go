@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -153,7 +155,9 @@ func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoF
 	for pid, ti := range s.Meta().Tasks {
 		note(pid, strs.IDString(ti.Comm), ti.TGID)
 	}
-	for pid, ti := range tasks {
+	// By pid, so that the same input always gives the same bytes.
+	for _, pid := range slices.Sorted(maps.Keys(tasks)) {
+		ti := tasks[pid]
 		if err := w.Task(pid, ti.tgid, strs.Get(ti.comm)); err != nil {
 			return n, err
 		}

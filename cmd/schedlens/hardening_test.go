@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,6 +146,35 @@ func TestReportCountsUnknownEvents(t *testing.T) {
 		if !strings.Contains(out, `"unknown_events": 3`) && !strings.Contains(out, `"unknown_events":3`) {
 			i := strings.Index(out, "unknown_events")
 			t.Errorf("%s: want unknown_events 3, got %s", args[0], out[max(i-1, 0):min(i+22, len(out))])
+		}
+	}
+}
+
+// TestConvertReproducible: issue 16 item 9. Converting the same trace
+// twice gives the same bytes (before, the process tree followed map
+// order).
+func TestConvertReproducible(t *testing.T) {
+	for _, f := range []string{"ftrace-hackbench-cyclictest/trace.txt.gz", "perf-hackbench-cyclictest/perf-script.txt.gz"} {
+		convertTwice(t, fx+f)
+	}
+}
+
+func convertTwice(t *testing.T, in string) {
+	d := t.TempDir()
+	var first []byte
+	for i := range 3 {
+		out := filepath.Join(d, fmt.Sprintf("%d.pftrace", i))
+		if _, stderr, code := execute(t, "convert", in, "-o", out); code != 0 {
+			t.Fatalf("convert: exit %d: %s", code, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Fatalf("convert %s: run %d differs from run 0 (%d and %d bytes)", in, i, len(b), len(first))
 		}
 	}
 }
