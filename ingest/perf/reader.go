@@ -158,6 +158,12 @@ func (r *Reader) readLine() (line []byte, eof, tooLong bool, err error) {
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], line...)
 		for err == bufio.ErrBufferFull {
+			if tooLong && !r.opts.Lenient {
+				// The error ends the reading: do not read a line of
+				// gigabytes to its end to say so.
+				r.eof = true
+				return nil, true, true, nil
+			}
 			line, err = r.br.ReadSlice('\n')
 			n += int64(len(line))
 			if !tooLong && len(r.long)+len(line) <= maxLine {
