@@ -159,7 +159,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	if hz <= 0 {
 		hz = 250
 	}
-	if hz > 10000 {
+	if hz > MaxHZ {
 		return nil, fmt.Errorf("replay: HZ %d out of range", hz)
 	}
 	s.opts.HZ = hz

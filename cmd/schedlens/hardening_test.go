@@ -178,3 +178,23 @@ func convertTwice(t *testing.T, in string) {
 		}
 	}
 }
+
+// TestReplayHZFlag: issue 16 item 9. --hz 0 takes the tick rate from the
+// recording; a negative or implausible rate is a usage error (exit 2)
+// that says what is wanted. Before, --hz -5 silently became the
+// recording's rate and --hz 1000000 failed in the engine (exit 1).
+func TestReplayHZFlag(t *testing.T) {
+	p := pairTrace(t, 1, 0, true)
+	if _, stderr, code := execute(t, "replay", "--hz", "0", p); code != 0 {
+		t.Errorf("--hz 0: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := execute(t, "replay", "--hz", "1000", p); code != 0 {
+		t.Errorf("--hz 1000: exit %d: %s", code, stderr)
+	}
+	for _, v := range []string{"-5", "-1", "10001", "1000000"} {
+		_, stderr, code := execute(t, "replay", "--hz", v, p)
+		if code != 2 || !strings.Contains(stderr, "--hz "+v+": want 0") {
+			t.Errorf("--hz %s: exit %d, want a usage error: %s", v, code, stderr)
+		}
+	}
+}

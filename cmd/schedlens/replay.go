@@ -52,6 +52,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
   schedlens replay --comm cyclictest trace.txt.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if hz < 0 || hz > replay.MaxHZ {
+				return usagef("--hz %d: want 0 (the tick rate of the recording) or a tick rate from 1 to %d (CONFIG_HZ is 100, 250, 300 or 1000)", hz, replay.MaxHZ)
+			}
 			rule, err := replay.ParseWakeRule(wakers)
 			if err != nil {
 				return usagef("--wakers: %v", err)
