@@ -198,3 +198,17 @@ func TestReplayHZFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxEventsFlag: issue 16 item 4 at the command line: --max-events
+// stops the load with an error that names the limit, not a suggestion to
+// use --lenient; -1 lifts it.
+func TestMaxEventsFlag(t *testing.T) {
+	in := fx + "ftrace-hackbench-cyclictest/trace.txt.gz"
+	_, stderr, code := execute(t, "tasks", "--max-events", "1000", in)
+	if code != 1 || !strings.Contains(stderr, "more than 1000 events") || strings.Contains(stderr, "--lenient") {
+		t.Errorf("--max-events 1000: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := execute(t, "tasks", "--max-events", "-1", in); code != 0 {
+		t.Errorf("--max-events -1: exit %d: %s", code, stderr)
+	}
+}

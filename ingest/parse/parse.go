@@ -78,6 +78,11 @@ type Options struct {
 	// Meta.Skipped and keeping the first errors in Meta.SkippedErrors)
 	// instead of returning its error.
 	Lenient bool
+	// MaxEvents bounds the events ingest.Load keeps (ErrTooManyEvents
+	// beyond): 0 derives the bound from the memory available
+	// (ingest.MaxEventsFor), a negative value sets none. Streaming
+	// readers ignore it.
+	MaxEvents int64
 }
 
 // MaxSkippedErrors is how many skipped-record errors Meta keeps.
