@@ -195,7 +195,7 @@ func stopChild(child *exec.Cmd, done <-chan error) error {
 
 func printRecordSummary(w io.Writer, path string, st *record.Stats) {
 	size := ""
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := os.Stat(path); err == nil && path != "-" && fi.Mode().IsRegular() {
 		size = fmt.Sprintf(" (%.1f MB)", float64(fi.Size())/1e6)
 	}
 	secs := st.Elapsed.Seconds()
