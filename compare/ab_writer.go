@@ -153,7 +153,7 @@ func (d *writer) ab(r *ABReport) {
 	a := r.AB
 	title := fmt.Sprintf("schedlens compare: %s (%s) vs %s (%s)", a.BaseName, a.runsText(a.Base), a.NewName, a.runsText(a.New))
 	if d.md {
-		d.printf("# %s\n\n", title)
+		d.printf("# %s\n\n", report.MarkdownEscape(title))
 	} else {
 		d.printf("%s\n\n", title)
 	}

@@ -108,7 +108,7 @@ func fmtChange(c Cell) string {
 func (d *writer) replay(r *Replay) {
 	c := r.Comparison
 	if d.md {
-		d.printf("# schedlens replay: %s\n\n", r.Trace.Path)
+		d.printf("# schedlens replay: %s\n\n", report.MarkdownEscape(r.Trace.Path))
 	}
 	fields := [][2]string{
 		{"trace", r.Trace.Path},

@@ -27,7 +27,7 @@ func (d *writer) printf(format string, args ...any) {
 // title starts a section: underlined in text, "##" in markdown.
 func (d *writer) title(s string) {
 	if d.md {
-		d.printf("## %s\n\n", s)
+		d.printf("## %s\n\n", report.MarkdownEscape(s))
 		return
 	}
 	d.printf("%s\n%s\n", s, strings.Repeat("-", utf8.RuneCountInString(s)))
@@ -38,7 +38,7 @@ func (d *writer) title(s string) {
 func (d *writer) fields(rows [][2]string) {
 	if d.md {
 		for _, r := range rows {
-			d.printf("- **%s**: %s\n", r[0], mdEscape(r[1]))
+			d.printf("- **%s**: %s\n", r[0], report.MarkdownEscape(r[1]))
 		}
 		d.printf("\n")
 		return
@@ -63,7 +63,7 @@ func (d *writer) table(t *report.Table) {
 		for _, r := range t.Rows {
 			row := make([]string, len(r))
 			for i, c := range r {
-				row[i] = mdEscape(c)
+				row[i] = c // Markdown escapes
 			}
 			m.Rows = append(m.Rows, row)
 		}
@@ -78,7 +78,7 @@ func (d *writer) table(t *report.Table) {
 func (d *writer) defs(ls ...string) {
 	for _, l := range ls {
 		if d.md {
-			d.printf("_%s_  \n", mdEscape(l))
+			d.printf("_%s_  \n", report.MarkdownEscape(l))
 			continue
 		}
 		d.printf("%s\n", fold(l, "", report.Width))
@@ -89,7 +89,7 @@ func (d *writer) defs(ls ...string) {
 // para writes a wrapped paragraph and a blank line.
 func (d *writer) para(s string) {
 	if d.md {
-		d.printf("%s\n\n", mdEscape(s))
+		d.printf("%s\n\n", report.MarkdownEscape(s))
 		return
 	}
 	d.printf("%s\n\n", fold(s, "", report.Width))
@@ -100,7 +100,7 @@ func (d *writer) para(s string) {
 func (d *writer) lines(ls []string) {
 	for _, l := range ls {
 		if d.md {
-			d.printf("- %s\n", mdEscape(l))
+			d.printf("- %s\n", report.MarkdownEscape(l))
 		} else {
 			d.printf("%s\n", fold(l, "", report.Width))
 		}
@@ -112,7 +112,7 @@ func (d *writer) lines(ls []string) {
 // under its text; a list item in markdown.
 func (d *writer) item(prefix, s string) {
 	if d.md {
-		d.printf("- %s\n", mdEscape(s))
+		d.printf("- %s\n", report.MarkdownEscape(s))
 		return
 	}
 	d.printf("%s\n", fold(s, prefix, report.Width))
@@ -182,9 +182,4 @@ func foldCommand(line string, width int) string {
 		col += n
 	}
 	return b.String()
-}
-
-// mdEscape escapes what markdown would read as emphasis or table syntax.
-func mdEscape(s string) string {
-	return strings.NewReplacer("*", "\\*", "_", "\\_", "|", "\\|").Replace(s)
 }

@@ -236,12 +236,13 @@ func Load(path string, opts parse.Options) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, path)
+	return load(s, path, opts.MaxEvents)
 }
 
-func load(s *Stream, path string) (*Loaded, error) {
+func load(s *Stream, path string, maxEvents int64) (*Loaded, error) {
 	meta := s.Meta()
 	b := timeline.NewBuilder(s.Strings(), 0)
+	limit, why := eventLimit(maxEvents)
 	var ev timeline.Event
 	for {
 		err := s.Next(&ev)
@@ -250,6 +251,11 @@ func load(s *Stream, path string) (*Loaded, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if limit > 0 && int64(b.Len()) >= limit {
+			// Say so before memory runs out, not after an OOM kill.
+			return nil, fmt.Errorf("%s: %w: more than %d events (the next at %s s on CPU %d), %s; cut the trace, or raise the limit with --max-events",
+				path, ErrTooManyEvents, limit, ev.Time.Seconds(), ev.CPU, why)
 		}
 		b.Add(ev)
 	}
@@ -289,5 +295,5 @@ func LoadReader(r io.Reader, name string, opts parse.Options) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, name)
+	return load(s, name, opts.MaxEvents)
 }

@@ -156,7 +156,7 @@ func (m *Model) shouldWeBalance(env *lbEnv) bool {
 	if env.idle == cpuNewlyIdle {
 		return !m.newidleBailout(env.dst)
 	}
-	g := env.sd.groups[0]
+	g := env.sd.localGroup()
 	idleSMT := -1
 	skip := m.coreScratch()
 	defer m.clearScratch(skip)
@@ -234,13 +234,13 @@ func (m *Model) lbPassCost(env *lbEnv) int64 {
 			break
 		}
 		if env.flags&lbfSomePinned != 0 && env.imbalance > 0 && sd.parent != nil {
-			sd.parent.groups[0].imbalance = true
+			sd.parent.localGroup().imbalance = true
 		}
 		if env.flags&lbfAllPinned != 0 {
 			env.cpus[busiest] = false
 			subset := true
 			for c, in := range env.cpus {
-				if in && !sd.groups[0].inGroup[c] {
+				if in && !sd.localGroup().contains(c) {
 					subset = false
 					break
 				}
@@ -294,7 +294,7 @@ func (m *Model) lbPassCost(env *lbEnv) int64 {
 
 func (m *Model) lbOutBalanced(env *lbEnv) {
 	if sd := env.sd; sd.parent != nil && env.flags&lbfAllPinned == 0 {
-		sd.parent.groups[0].imbalance = false
+		sd.parent.localGroup().imbalance = false
 	}
 	m.lbOutAllPinned(env)
 }

@@ -211,7 +211,7 @@ func (m *Model) activeBalanceStop(cpu, dst int) {
 	}
 	var sd *schedDomain
 	for _, d := range m.rq[dst].sd {
-		if d.inSpan[cpu] {
+		if d.contains(cpu) {
 			sd = d
 			break
 		}

@@ -153,8 +153,7 @@ func (m *Model) updateSDLBStats(env *lbEnv) {
 	env.busiestGrp = nil
 	env.totalLoad, env.totalCap = 0, 0
 	var sumUtil int64
-	for i, g := range sd.groups {
-		local := i == 0
+	for g, local := range sd.orderedGroups() {
 		sgs := m.updateSGStats(env, g, local)
 		env.totalLoad += sgs.groupLoad
 		env.totalCap += sgs.groupCapacity
@@ -189,7 +188,7 @@ func (m *Model) siblingImbalance(env *lbEnv) int64 {
 	if env.idle == cpuNotIdle || busiest.sumNr == 0 {
 		return 0
 	}
-	nb, nl := int64(env.busiestGrp.cores), int64(env.sd.groups[0].cores)
+	nb, nl := int64(env.busiestGrp.cores), int64(env.sd.localGroup().cores)
 	if nb == nl {
 		return max(int64(busiest.sumNr-local.sumNr), 0)
 	}
@@ -238,7 +237,7 @@ func (m *Model) findBusiestGroup(env *lbEnv) *schedGroup {
 		if env.idle == cpuNotIdle {
 			return nil
 		}
-		smtVs := busiest.gtype == groupSMTBalance && m.smt && env.sd.groups[0].smt != env.busiestGrp.smt
+		smtVs := busiest.gtype == groupSMTBalance && m.smt && env.sd.localGroup().smt != env.busiestGrp.smt
 		if !smtVs {
 			if busiest.weight > 1 && local.idleCPUs <= busiest.idleCPUs+1 {
 				return nil

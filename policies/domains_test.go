@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestJunoFixtureDomains(t *testing.T) {
 				cpu, pkg.name, pkg.span, pkg.shareLLC, pkg.asym, pkg.asymFull, pkg.preferSibling)
 		}
 		// PKG's groups are the two clusters, the local one first.
-		if len(pkg.groups) != 2 || !slices.Equal(pkg.groups[0].cpus, cluster) {
+		if len(pkg.groups) != 2 || !slices.Equal(pkg.localGroup().cpus, cluster) {
 			t.Errorf("cpu %d PKG groups %v, want the two clusters, %v first", cpu, groupCPUs(pkg), cluster)
 		}
 		if m.domains.sdLLC[cpu] != mc || m.domains.llcSize[cpu] != len(cluster) || m.domains.sdAsym[cpu] != pkg {
@@ -94,7 +95,7 @@ func TestJunoFixtureDomains(t *testing.T) {
 
 func groupCPUs(sd *schedDomain) [][]int {
 	var out [][]int
-	for _, g := range sd.groups {
+	for g := range sd.orderedGroups() {
 		out = append(out, g.cpus)
 	}
 	return out
@@ -198,5 +199,34 @@ func TestSeed001OnRecordedTopology(t *testing.T) {
 	}
 	if got := old.Counters["lb.util.skipped"]; got != 0 {
 		t.Errorf("topology.txt alone: migrate_util skipped %d tasks, want the path unreachable", got)
+	}
+}
+
+// TestDomainsLinearInCPUs: issue 16 item 2. Building the sched domains of
+// n identical CPUs (one LLC: one flat level of n single-CPU groups, as the
+// default topology of a trace naming CPU 8191 has) takes memory linear in
+// n. Before, every domain held an n-entry membership array and its own
+// list of the n groups: 4096 CPUs allocated 2.86 GB, 70 times what 512 did (now 10 MB, 8.3 times).
+func TestDomainsLinearInCPUs(t *testing.T) {
+	alloc := func(n int) float64 {
+		sp, err := replay.ParseSpec(strings.NewReader("name flat\ntopology symmetric 1\nhz 250\nend 1us\ntask a cpus 0 on 0\n  run 1ms\n"), "flat.spec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp.Topology = topology.Symmetric(n)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, m := runSpec(t, sp, "6.12", 0)
+		runtime.ReadMemStats(&after)
+		if sd := m.rq[n-1].sd; len(sd) != 1 || len(sd[0].groups) != n || sd[0].localGroup().cpus[0] != n-1 || !sd[0].contains(0) {
+			t.Fatalf("%d CPUs: CPU %d has domains %v", n, n-1, sd)
+		}
+		return float64(after.TotalAlloc - before.TotalAlloc)
+	}
+	small, big := alloc(512), alloc(4096)
+	t.Logf("512 CPUs: %.1f MB, 4096 CPUs: %.1f MB (ratio %.1f)", small/1e6, big/1e6, big/small)
+	// Linear: 8 times the CPUs, about 8 times the memory (quadratic: 64).
+	if big/small > 12 || big > 4096*4096 {
+		t.Errorf("4096 CPUs allocate %.1f MB, %.1f times what 512 do: want linear growth", big/1e6, big/small)
 	}
 }

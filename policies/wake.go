@@ -100,7 +100,7 @@ func (m *Model) selectFair(t, from, waker int, flags replay.WakeFlags) int {
 	}
 	var slow *schedDomain
 	for _, sd := range m.rq[cpu].sd {
-		if wantAffine && sd.wakeAffine && sd.inSpan[prev] {
+		if wantAffine && sd.wakeAffine && sd.contains(prev) {
 			if cpu != prev {
 				newCPU = m.wakeAffine(sd, t, cpu, prev, sync, waker)
 			}
@@ -281,7 +281,7 @@ func (m *Model) selectIdleSibling(t, prev, target int) int {
 		hasIdleCore = sh.hasIdleCores
 		if !hasIdleCore && m.s.SameLLC(prev, target) {
 			for _, c := range m.s.Topology().Siblings(prev) {
-				if c != prev && sd.inSpan[c] && ok(c) {
+				if c != prev && sd.contains(c) && ok(c) {
 					return c
 				}
 			}
@@ -392,12 +392,12 @@ func (m *Model) selectIdleCPUScan(t int, sd *schedDomain, hasIdleCore bool, targ
 			for _, c := range m.s.Topology().Siblings(cpu) {
 				if !m.idleCPU(c) {
 					idle = false
-					if idleCPU < 0 && m.schedIdleCPU(c) && m.allowed(t, c) && sd.inSpan[c] {
+					if idleCPU < 0 && m.schedIdleCPU(c) && m.allowed(t, c) && sd.contains(c) {
 						idleCPU = c
 					}
 					continue
 				}
-				if idleCPU < 0 && m.allowed(t, c) && sd.inSpan[c] && m.core.cookieMatchCPU(c, t) {
+				if idleCPU < 0 && m.allowed(t, c) && sd.contains(c) && m.core.cookieMatchCPU(c, t) {
 					idleCPU = c
 				}
 			}
@@ -549,7 +549,7 @@ func (m *Model) groupWakeupStats(sd *schedDomain, g *schedGroup, t int) wakeupSt
 func (m *Model) findIdlestGroup(sd *schedDomain, t, thisCPU int) *schedGroup {
 	var idlest, local *schedGroup
 	var idlestSt, localSt wakeupStats
-	for _, g := range sd.groups {
+	for g := range sd.orderedGroups() {
 		allowedIn := false
 		for _, c := range g.cpus {
 			if m.allowed(t, c) {
@@ -561,7 +561,7 @@ func (m *Model) findIdlestGroup(sd *schedDomain, t, thisCPU int) *schedGroup {
 			continue
 		}
 		st := m.groupWakeupStats(sd, g, t)
-		if g.inGroup[thisCPU] {
+		if g.contains(thisCPU) {
 			local, localSt = g, st
 			continue
 		}

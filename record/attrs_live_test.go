@@ -206,7 +206,7 @@ func testRecordAttrs(t *testing.T, opts Options) {
 	var outBuf bytes.Buffer
 	var cmd *exec.Cmd
 	done := make(chan error, 1)
-	st, err := r.WriteFile(ctx, path, FileOptions{}, func() error {
+	st, err := r.WriteFile(ctx, path, nil, FileOptions{}, func() error {
 		cmd = exec.Command(os.Args[0], "-test.run=^TestAttrsHelper$", "-test.count=1")
 		cmd.Env = append(os.Environ(), helperEnv+"="+cg)
 		cmd.Stdout, cmd.Stderr = &outBuf, &outBuf

@@ -311,7 +311,7 @@ func TestCompareFtrace(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, err := r.WriteFile(ctx, pf, FileOptions{}, func() error { return os.WriteFile(goFile, nil, 0o644) })
+		st, err := r.WriteFile(ctx, pf, nil, FileOptions{}, func() error { return os.WriteFile(goFile, nil, 0o644) })
 		done <- result{st, err}
 	}()
 	err = cmd.Wait()

@@ -3,10 +3,10 @@ package record
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/outfile"
 )
 
 // FileOptions configure the trace file WriteFile writes.
@@ -17,27 +17,17 @@ type FileOptions struct {
 	CompactSched bool
 }
 
-// WriteFile runs the recording (see Run) into a Perfetto trace at path.
-// The trace goes to a temporary file in the same directory, which is
-// renamed to path only once complete and synced, so path never holds a
-// partial trace; on error the temporary file is removed and an existing
-// file at path is left as it was.
-func (r *Recorder) WriteFile(ctx context.Context, path string, fo FileOptions, ready func() error) (st Stats, err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+// WriteFile runs the recording (see Run) into a Perfetto trace at path,
+// created by outfile.Create: a regular file is written beside path and
+// renamed over it only once complete and synced, so path never holds a
+// partial trace and keeps its mode; a device or FIFO is written in place;
+// "-" is stdout. On error an existing file at path is left as it was.
+func (r *Recorder) WriteFile(ctx context.Context, path string, stdout io.Writer, fo FileOptions, ready func() error) (st Stats, err error) {
+	f, err := outfile.Create(path, outfile.Options{Stdout: stdout})
 	if err != nil {
 		return st, fmt.Errorf("creating the trace file: %w", err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
+	defer f.Abort()
 	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{
 		CompactSched: fo.CompactSched,
 		Strings:      r.strs,
@@ -53,19 +43,7 @@ func (r *Recorder) WriteFile(ctx context.Context, path string, fo FileOptions, r
 		return st, err
 	}
 	if err = w.Close(); err != nil {
-		return st, fmt.Errorf("writing %s: %w", tmp, err)
+		return st, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return st, fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return st, fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return st, fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return st, fmt.Errorf("renaming the finished trace: %w", err)
-	}
-	return st, nil
+	return st, f.Commit()
 }

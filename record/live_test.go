@@ -111,7 +111,7 @@ func testRecordHackbench(t *testing.T, hackbench string, opts Options, d time.Du
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "hackbench.pftrace")
 	var kill func()
-	st, err := r.WriteFile(ctx, path, FileOptions{}, func() error {
+	st, err := r.WriteFile(ctx, path, nil, FileOptions{}, func() error {
 		var err error
 		kill, err = startGroup(exec.Command(hackbench, "-g", "4", "-l", "1000000"))
 		return err

@@ -8,11 +8,18 @@ import (
 
 // Options configure a replay. The zero value is usable: HZ from the workload
 // (else 250), no IPI delay, no jitter, run until the workload's end.
+// MaxHZ bounds a tick rate (engine options, scenario specs, the command
+// line): the kernel offers 100, 250, 300 and 1000 (kernel/Kconfig.hz) and
+// some architectures up to 1200; 10000 leaves room and keeps a tick of at
+// least 100 µs.
+const MaxHZ = 10000
+
 type Options struct {
 	// Seed makes the run reproducible; the same workload, topology,
 	// policy and seed give the same events.
 	Seed uint64
-	// HZ is the tick rate (CONFIG_HZ). 0 takes Workload.HZ, else 250.
+	// HZ is the tick rate (CONFIG_HZ), 1 to MaxHZ. 0 takes Workload.HZ,
+	// else 250.
 	HZ int
 	// End stops the run at this absolute time. 0 takes Workload.End when
 	// it is after Workload.Start; otherwise the run lasts until no task can

@@ -159,11 +159,14 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	if hz <= 0 {
 		hz = 250
 	}
-	if hz > 10000 {
+	if hz > MaxHZ {
 		return nil, fmt.Errorf("replay: HZ %d out of range", hz)
 	}
 	s.opts.HZ = hz
 	s.tick = 1_000_000_000 / int64(hz)
+	if err := checkTicks(w.Busy, s.tick, hz); err != nil {
+		return nil, err
+	}
 	s.now = w.Start
 	s.end = opts.End
 	for i := range w.Tasks {

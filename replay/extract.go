@@ -84,6 +84,7 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 		return nil, err
 	}
 	w.Speed = speeds
+	w.Busy = busyOf(tl)
 	w.Assumptions = append(w.Assumptions, note)
 	extractGroups(w, tl)
 	if defaultTopo {

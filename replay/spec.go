@@ -262,8 +262,8 @@ func (p *specParser) topLine(line int, f []string) error {
 			return err
 		}
 		n, err := strconv.Atoi(f[1])
-		if err != nil || n < 1 || n > 10000 {
-			return p.errf(line, kw, "want 1..10000, got %q", f[1])
+		if err != nil || n < 1 || n > MaxHZ {
+			return p.errf(line, kw, "want 1..%d, got %q", MaxHZ, f[1])
 		}
 		sp.HZ = n
 	case "end":

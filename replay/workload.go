@@ -67,6 +67,11 @@ type Workload struct {
 	// Assumptions lists what the workload takes for granted because the
 	// source could not tell.
 	Assumptions []Assumption `json:"assumptions,omitempty"`
+	// Busy is what the recording shows of its tasks' running time
+	// (Extract fills it); Simulate refuses a workload whose running time
+	// would take implausibly many ticks for its events. Zero: no check (a
+	// scenario spec).
+	Busy Busy `json:"busy,omitzero"`
 }
 
 // WakeDelays holds medians of the recorded wake-to-run time (sched_waking

@@ -32,7 +32,7 @@ func (d *doc) printf(format string, args ...any) {
 // title starts a section: underlined in text, "##" in markdown.
 func (d *doc) title(s string) {
 	if d.md {
-		d.printf("## %s\n\n", s)
+		d.printf("## %s\n\n", MarkdownEscape(s))
 		return
 	}
 	d.printf("%s\n%s\n", s, strings.Repeat("-", utf8.RuneCountInString(s)))
@@ -41,7 +41,7 @@ func (d *doc) title(s string) {
 // heading is a document title.
 func (d *doc) heading(s string) {
 	if d.md {
-		d.printf("# %s\n\n", s)
+		d.printf("# %s\n\n", MarkdownEscape(s))
 		return
 	}
 	d.printf("%s\n%s\n", s, strings.Repeat("=", min(utf8.RuneCountInString(s), wrapWidth)))
@@ -50,7 +50,7 @@ func (d *doc) heading(s string) {
 // para writes a wrapped paragraph and a blank line.
 func (d *doc) para(s string) {
 	if d.md {
-		d.printf("%s\n\n", s)
+		d.printf("%s\n\n", MarkdownEscape(s))
 		return
 	}
 	for _, l := range wrap(s, wrapWidth, "") {
@@ -64,7 +64,7 @@ func (d *doc) para(s string) {
 func (d *doc) lines(ls []string) {
 	for _, l := range ls {
 		if d.md {
-			d.printf("- %s\n", l)
+			d.printf("- %s\n", MarkdownEscape(l))
 		} else {
 			d.printf("%s\n", l)
 		}
@@ -77,7 +77,7 @@ func (d *doc) lines(ls []string) {
 func (d *doc) fields(rows [][2]string) {
 	if d.md {
 		for _, r := range rows {
-			d.printf("- **%s**: %s\n", r[0], mdEscape(r[1]))
+			d.printf("- **%s**: %s\n", r[0], MarkdownEscape(r[1]))
 		}
 		d.printf("\n")
 		return
@@ -113,7 +113,7 @@ func (d *doc) table(t *Table) {
 		for _, r := range t.Rows {
 			row := make([]string, len(r))
 			for i, c := range r {
-				row[i] = mdEscape(strings.TrimSpace(c))
+				row[i] = strings.TrimSpace(c) // Markdown escapes
 			}
 			m.Rows = append(m.Rows, row)
 		}
@@ -128,7 +128,7 @@ func (d *doc) table(t *Table) {
 // line; in markdown in italics.
 func (d *doc) note(s string) {
 	if d.md {
-		d.printf("_%s_\n\n", mdEscape(strings.TrimSpace(s)))
+		d.printf("_%s_\n\n", MarkdownEscape(strings.TrimSpace(s)))
 		return
 	}
 	d.para(s)
@@ -139,7 +139,7 @@ func (d *doc) note(s string) {
 func (d *doc) defs(ls ...string) {
 	for _, l := range ls {
 		if d.md {
-			d.printf("_%s_  \n", mdEscape(strings.TrimSpace(l)))
+			d.printf("_%s_  \n", MarkdownEscape(strings.TrimSpace(l)))
 			continue
 		}
 		if len([]rune(l)) <= wrapWidth {
@@ -247,11 +247,4 @@ func plainTable(w io.Writer, t *Table) error {
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// mdEscape escapes the characters markdown would read as emphasis or
-// table syntax.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("*", "\\*", "_", "\\_", "|", "\\|")
-	return r.Replace(s)
 }

@@ -52,12 +52,13 @@ type LateCPU struct {
 	LateNs  int64 // after the trace's first event
 }
 
-// NewTrace summarises tl.
+// NewTrace summarises tl. What the reader knows and the timeline does not
+// (format, compression, clock, kernel, skipped records, events it counted
+// but does not interpret) the caller fills in.
 func NewTrace(tl *timeline.Timeline, path string) Trace {
 	t := Trace{Path: path, CPUs: tl.NCPU, Events: tl.Len(), LostEvents: tl.LostEvents, Start: tl.Start, End: tl.End,
 		ValidStart: tl.ValidStart, ValidStartRule: tl.ValidStartRule, ValidStartWhy: tl.ValidStartReason,
-		Inconsistencies: len(tl.Inconsistencies), HasWaking: tl.HasWaking, HasWakeup: tl.HasWakeup,
-		UnknownEvents: tl.KindCounts[timeline.KindUnknown]}
+		Inconsistencies: len(tl.Inconsistencies), HasWaking: tl.HasWaking, HasWakeup: tl.HasWakeup}
 	for _, g := range tl.Gaps {
 		if g.Kind == timeline.GapLost {
 			t.LostGaps++

@@ -62,8 +62,8 @@ func t64(t timeline.Time) int64 {
 func sampleRow(s *metrics.Sample) []string {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return []string{
-		s.Kind.String(), i(int64(s.PID)), s.Comm, i(int64(s.Prio)), i(t64(s.Start)), i(t64(s.Wakeup)), i(t64(s.End)), i(s.DurNs),
-		i(s.PlacementNs()), i(s.QueueNs()), i(int64(s.WakeCPU)), i(int64(s.TargetCPU)), i(int64(s.CPU)), i(int64(s.WakerPID)), s.WakerComm,
+		s.Kind.String(), i(int64(s.PID)), CSVCell(s.Comm), i(int64(s.Prio)), i(t64(s.Start)), i(t64(s.Wakeup)), i(t64(s.End)), i(s.DurNs),
+		i(s.PlacementNs()), i(s.QueueNs()), i(int64(s.WakeCPU)), i(int64(s.TargetCPU)), i(int64(s.CPU)), i(int64(s.WakerPID)), CSVCell(s.WakerComm),
 		ctxName(s), i(s.IdleCPUNs), s.Censored.String(), s.Exactness().String(),
 	}
 }

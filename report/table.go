@@ -67,7 +67,9 @@ func (t *Table) Text(w io.Writer) error {
 	return tbl.Render()
 }
 
-// Markdown renders the table as a markdown table.
+// Markdown renders the table as a markdown table. Every header and cell is
+// escaped (MarkdownEscape): a comm "a|b|c" stays one cell, and HTML in a
+// comm reaches no renderer as HTML.
 func (t *Table) Markdown(w io.Writer) error {
 	tbl := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
@@ -82,13 +84,21 @@ func (t *Table) Markdown(w io.Writer) error {
 			},
 		}),
 	)
-	tbl.Header(anySlice(t.Header)...)
+	tbl.Header(escapedSlice(t.Header)...)
 	for _, r := range t.Rows {
-		if err := tbl.Append(anySlice(r)...); err != nil {
+		if err := tbl.Append(escapedSlice(r)...); err != nil {
 			return err
 		}
 	}
 	return tbl.Render()
+}
+
+func escapedSlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = MarkdownEscape(v)
+	}
+	return out
 }
 
 func anySlice(s []string) []any {

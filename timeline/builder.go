@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"fmt"
 	"sort"
+
+	"github.com/schedlens/schedlens/topology"
 )
 
 // Builder collects events from readers or from the replay engine and turns
@@ -66,8 +68,8 @@ func (b *Builder) Add(ev Event) {
 	if b.err != nil {
 		return
 	}
-	if ev.CPU < 0 || ev.CPU > 1<<14 {
-		b.err = fmt.Errorf("event %d (%v at %s): CPU %d out of range", len(b.times), ev.Kind, ev.Time.Seconds(), ev.CPU)
+	if ev.CPU < 0 || ev.CPU >= topology.MaxCPUs {
+		b.err = fmt.Errorf("event %d (%v at %s): CPU %d out of range (0 to %d)", len(b.times), ev.Kind, ev.Time.Seconds(), ev.CPU, topology.MaxCPUs-1)
 		return
 	}
 	if ev.Kind == KindLost || ev.Kind == KindBufferStart && ev.Start != NoTime {

@@ -10,13 +10,17 @@ import (
 // SCHED_CAPACITY_SCALE (1 << SCHED_CAPACITY_SHIFT, include/linux/sched.h).
 const CapacityScale = 1024
 
-// maxCPUs bounds CPU numbers read from files so that a malformed list such
-// as "0-4000000000" cannot allocate without limit. The kernel's NR_CPUS
-// tops out at 8192 on x86_64 (CONFIG_MAXSMP); 65536 leaves room.
+// maxCPUs is MaxCPUs under the name this package's parsers use.
 const maxCPUs = MaxCPUs
 
-// MaxCPUs is the bound on CPU numbers (exclusive) every parser applies.
-const MaxCPUs = 1 << 16
+// MaxCPUs bounds CPU numbers (exclusive: CPUs 0 to MaxCPUs-1) everywhere:
+// every trace reader (ftrace, perf, Perfetto), the timeline, the Perfetto
+// writer, topology files and presets, CPU lists and masks. It is the
+// largest NR_CPUS the kernel can be built with (arch/x86/Kconfig:
+// NR_CPUS_RANGE_END is 8192 with CONFIG_MAXSMP; arch/powerpc allows 8192
+// too), and it keeps a malformed list such as "0-4000000000", or one event
+// naming a huge CPU, from sizing per-CPU state without limit.
+const MaxCPUs = 8192
 
 // Topology describes the logical CPUs of a machine. CPU i is CPUs[i].
 //

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -23,6 +25,7 @@ type traceFlags struct {
 	pids        []int
 	comms       []string
 	lenient     bool
+	maxEvents   int64
 }
 
 func (f *traceFlags) register(cmd *cobra.Command, formats string) {
@@ -35,6 +38,7 @@ func (f *traceFlags) register(cmd *cobra.Command, formats string) {
 	fl.IntSliceVar(&f.pids, "pid", nil, "only these pids (repeat or comma-separate)")
 	fl.StringSliceVar(&f.comms, "comm", nil, "only tasks that had this comm (repeat or comma-separate)")
 	fl.BoolVar(&f.lenient, "lenient", false, "skip malformed records (counted and reported) instead of stopping at the first")
+	fl.Int64Var(&f.maxEvents, "max-events", 0, fmt.Sprintf("stop with an error beyond this many events; 0: half the available memory at %d bytes an event; -1: no limit", ingest.BytesPerEvent))
 }
 
 func (f *traceFlags) checkFormat(allowed ...string) error {
@@ -161,15 +165,25 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	ld, err := ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient})
+	ld, err := ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents})
 	if err != nil {
-		if !f.lenient {
+		if !f.lenient && !errors.Is(err, ingest.ErrTooManyEvents) {
 			return nil, fmt.Errorf("%w (use --lenient to skip malformed records)", err)
 		}
 		return nil, err
 	}
 	warnLoad(cmd.ErrOrStderr(), ld)
 	return ld, nil
+}
+
+// traceSummary is the report's summary of a loaded trace: the timeline's
+// figures and what the reader knows beside them.
+func traceSummary(ld *ingest.Loaded) report.Trace {
+	t := report.NewTrace(ld.Timeline, ld.Path)
+	t.Format, t.Compression, t.Clock, t.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
+	t.SkippedRecords = ld.Meta.Skipped
+	t.UnknownEvents = ld.Meta.UnknownEvents()
+	return t
 }
 
 func warnLoad(w io.Writer, ld *ingest.Loaded) {

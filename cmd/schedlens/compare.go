@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/schedlens/schedlens/compare"
-	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/topology"
 )
 
@@ -156,10 +155,7 @@ func measureRun(cmd *cobra.Command, f *traceFlags, aff *affinityFlags, topoFlag,
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}
-	tr := report.NewTrace(tl, ld.Path)
-	tr.Format, tr.Compression, tr.Clock, tr.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
-	tr.SkippedRecords = ld.Meta.Skipped
-	return compare.Run{Trace: tr, Side: side}, nil
+	return compare.Run{Trace: traceSummary(ld), Side: side}, nil
 }
 
 // windowText says how each trace's window was chosen, for the report.

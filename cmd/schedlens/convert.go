@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -31,7 +33,9 @@ func newConvertCmd() *cobra.Command {
 ftrace event bundles per CPU (optionally in the compact_sched encoding), the
 process tree, system info with the CPU topology, lost-event counts, and the
 task affinity and task-group changes a schedlens recording carries. The
-output is written to a temporary file beside OUT and renamed when complete.`,
+output is written to a temporary file beside OUT and renamed when complete
+(keeping OUT's mode); a device, FIFO or /dev/stdout is written in place, and
+"-o -" writes to stdout. OUT may not be the input.`,
 		Example: `  schedlens convert trace.txt.zst -o trace.pftrace
   schedlens convert --compact-sched perf-script.txt.gz -o small.pftrace
   schedlens convert --topology juno-r2 trace.txt -o juno.pftrace`,
@@ -40,7 +44,7 @@ output is written to a temporary file beside OUT and renamed when complete.`,
 			if out == "" {
 				return usagef("-o OUT.pftrace is required")
 			}
-			n, err := convertTrace(args[0], out, compact, lenient, topologyFlag)
+			n, err := convertTrace(args[0], out, cmd.OutOrStdout(), compact, lenient, topologyFlag)
 			if err != nil {
 				return err
 			}
@@ -59,23 +63,17 @@ output is written to a temporary file beside OUT and renamed when complete.`,
 // convertTrace streams in to a Perfetto trace at out and returns the number
 // of events written. The process tree comes from the input's own (Perfetto)
 // or from the comms and thread groups its events carry.
-func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, error) {
+func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoFlag string) (int, error) {
 	s, err := ingest.Open(in, ingest.Options{Name: in, Lenient: lenient})
 	if err != nil {
 		return 0, err
 	}
 	defer s.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	tmp, err := outfile.Create(out, outfile.Options{Inputs: []string{in}, Stdout: stdout, RemoveOnSignal: true})
 	if err != nil {
 		return 0, err
 	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer tmp.Abort()
 	strs := s.Strings()
 	var w *perfetto.Writer
 	type taskInfo struct {
@@ -157,7 +155,9 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 	for pid, ti := range s.Meta().Tasks {
 		note(pid, strs.IDString(ti.Comm), ti.TGID)
 	}
-	for pid, ti := range tasks {
+	// By pid, so that the same input always gives the same bytes.
+	for _, pid := range slices.Sorted(maps.Keys(tasks)) {
+		ti := tasks[pid]
 		if err := w.Task(pid, ti.tgid, strs.Get(ti.comm)); err != nil {
 			return n, err
 		}
@@ -177,20 +177,10 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 	if err := w.Close(); err != nil {
 		return n, err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return n, err
-	}
-	if err := tmp.Close(); err != nil {
-		return n, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return n, err
-	}
-	done = true
-	return n, nil
+	return n, tmp.Commit()
 }
 
-func startWriter(f *os.File, s *ingest.Stream, compact bool, in, topoFlag string) (*perfetto.Writer, error) {
+func startWriter(f io.Writer, s *ingest.Stream, compact bool, in, topoFlag string) (*perfetto.Writer, error) {
 	m := s.Meta()
 	var topo *topology.Topology
 	if m.Topology != nil || topoFlag != "" {

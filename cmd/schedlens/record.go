@@ -130,8 +130,11 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 			}
 			return nil
 		}
-		child = exec.Command(args[0], args[1:]...)
-		child.Stdin, child.Stdout, child.Stderr = os.Stdin, cmd.OutOrStdout(), stderr
+		childOut := cmd.OutOrStdout()
+		if f.output == "-" {
+			childOut = stderr // the trace goes to stdout
+		}
+		child = traceeCommand(args, childOut, stderr)
 		if err := child.Start(); err != nil {
 			return fmt.Errorf("starting %s: %w", args[0], err)
 		}
@@ -139,7 +142,7 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 		return nil
 	}
 
-	st, err := rec.WriteFile(ctx, f.output, record.FileOptions{CompactSched: f.compact}, ready)
+	st, err := rec.WriteFile(ctx, f.output, cmd.OutOrStdout(), record.FileOptions{CompactSched: f.compact}, ready)
 	if progress {
 		fmt.Fprint(stderr, "\r\x1b[K")
 	}
@@ -157,6 +160,16 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 		}
 	}
 	return nil
+}
+
+// traceeCommand is the command record runs and traces. It gets SIGKILL
+// when schedlens dies (the parent-death signal), so a recording killed with
+// SIGKILL leaves no workload behind.
+func traceeCommand(args []string, stdout, stderr io.Writer) *exec.Cmd {
+	c := exec.Command(args[0], args[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return c
 }
 
 // stopChild waits for the traced command, asking it to stop (SIGTERM, then
@@ -182,7 +195,7 @@ func stopChild(child *exec.Cmd, done <-chan error) error {
 
 func printRecordSummary(w io.Writer, path string, st *record.Stats) {
 	size := ""
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := os.Stat(path); err == nil && path != "-" && fi.Mode().IsRegular() {
 		size = fmt.Sprintf(" (%.1f MB)", float64(fi.Size())/1e6)
 	}
 	secs := st.Elapsed.Seconds()

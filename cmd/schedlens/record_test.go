@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,4 +245,47 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestTraceeDiesWithRecord: issue 16 item 5. A record process killed with
+// SIGKILL takes the command it traces with it (the parent-death signal);
+// before, the child went on running.
+func TestTraceeDiesWithRecord(t *testing.T) {
+	if os.Getenv("SCHEDLENS_TRACEE_HELPER") != "" {
+		c := traceeCommand([]string{"sleep", "60"}, os.Stdout, os.Stderr)
+		if err := c.Start(); err != nil {
+			os.Exit(3)
+		}
+		fmt.Println(c.Process.Pid)
+		time.Sleep(time.Minute)
+		os.Exit(4)
+	}
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep command")
+	}
+	parent := exec.Command(os.Args[0], "-test.run=^TestTraceeDiesWithRecord$")
+	parent.Env = append(os.Environ(), "SCHEDLENS_TRACEE_HELPER=1")
+	out, _ := parent.StdoutPipe()
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		t.Fatalf("reading the child's pid: %v", err)
+	}
+	parent.Process.Kill()
+	parent.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// Gone, or a zombie waiting for its new parent to reap it.
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the traced command (pid %d) still runs 5 s after record was killed", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

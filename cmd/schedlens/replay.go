@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,9 +9,9 @@ import (
 	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/ingest/perfetto"
+	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/replay"
-	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 	"github.com/schedlens/schedlens/whatif"
@@ -53,6 +52,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
   schedlens replay --comm cyclictest trace.txt.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if hz < 0 || hz > replay.MaxHZ {
+				return usagef("--hz %d: want 0 (the tick rate of the recording) or a tick rate from 1 to %d (CONFIG_HZ is 100, 250, 300 or 1000)", hz, replay.MaxHZ)
+			}
 			rule, err := replay.ParseWakeRule(wakers)
 			if err != nil {
 				return usagef("--wakers: %v", err)
@@ -98,14 +100,12 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				return err
 			}
 			sim := run.Result.Timeline
-			rep := &compare.Replay{Trace: report.NewTrace(tl, ld.Path), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
+			rep := &compare.Replay{Trace: traceSummary(ld), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
 				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
-			rep.Trace.Format, rep.Trace.Compression, rep.Trace.Clock, rep.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
-			rep.Trace.SkippedRecords = ld.Meta.Skipped
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
-				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel); err != nil {
+				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
@@ -157,19 +157,14 @@ func traceRelease(ld *ingest.Loaded, topo *topology.Topology, path string) (poli
 }
 
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can
-// be looked at beside the recording in a trace viewer.
-func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, kernel string) error {
-	f, err := os.CreateTemp(dirOf(path), ".replay.*.tmp")
+// be looked at beside the recording in a trace viewer. Not to stdout: the
+// report goes there.
+func writeReplayed(path, input string, tl *timeline.Timeline, topo *topology.Topology, kernel string) error {
+	f, err := outfile.Create(path, outfile.Options{Inputs: []string{input}, RemoveOnSignal: true})
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort()
 	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU, RecordStart: true})
 	if err != nil {
 		return err
@@ -192,19 +187,5 @@ func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, 
 	if err := w.Close(); err != nil {
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	ok = true
-	return os.Rename(f.Name(), path)
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i+1]
-	}
-	return "."
+	return f.Commit()
 }

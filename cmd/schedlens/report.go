@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/schedlens/schedlens/fixtures"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -117,10 +117,8 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	if err != nil {
 		return nil, err
 	}
-	in := &report.Input{Trace: report.NewTrace(tl, ld.Path), Analysis: a, Filter: f.filterText(), Top: f.top,
+	in := &report.Input{Trace: traceSummary(ld), Analysis: a, Filter: f.filterText(), Top: f.top,
 		Command: commandLine(cmd, args), Version: Version}
-	in.Trace.Format, in.Trace.Compression, in.Trace.Clock, in.Trace.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
-	in.Trace.SkippedRecords = ld.Meta.Skipped
 	if embedded {
 		in.Trace.Embedded, in.Trace.EmbeddedAbout = true, embeddedAbout
 	}
@@ -138,7 +136,7 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		}
 	}
 	if f.samples != "" {
-		if err := writeSamplesFile(f.samples, sampleFormat, a.Latency.Samples); err != nil {
+		if err := writeSamplesFile(f.samples, ld.Path, sampleFormat, a.Latency.Samples); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "%d samples written to %s\n", len(a.Latency.Samples), f.samples)
@@ -146,16 +144,16 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	return &analysis{in: in, tl: tl, win: win}, nil
 }
 
-func writeSamplesFile(name, format string, samples []metrics.Sample) error {
-	fh, err := os.Create(name)
+func writeSamplesFile(name, input, format string, samples []metrics.Sample) error {
+	fh, err := outfile.Create(name, outfile.Options{Inputs: []string{input}, RemoveOnSignal: true})
 	if err != nil {
 		return fmt.Errorf("--samples: %w", err)
 	}
+	defer fh.Abort()
 	if err := report.WriteSamples(fh, samples, format); err != nil {
-		fh.Close()
 		return fmt.Errorf("--samples %s: %w", name, err)
 	}
-	if err := fh.Close(); err != nil {
+	if err := fh.Commit(); err != nil {
 		return fmt.Errorf("--samples %s: %w", name, err)
 	}
 	return nil

@@ -41,10 +41,6 @@ type windowJSON struct {
 
 func traceInfo(ld *ingest.Loaded) traceJSON {
 	tl, m := ld.Timeline, ld.Meta
-	var unk int64
-	for _, n := range m.Unknown {
-		unk += n
-	}
 	lostGaps := 0
 	for _, g := range tl.Gaps {
 		if g.Kind == timeline.GapLost {
@@ -55,7 +51,7 @@ func traceInfo(ld *ingest.Loaded) traceJSON {
 		Path: ld.Path, Format: m.Format, Compression: ld.Compression, Clock: m.Clock, CPUs: tl.NCPU,
 		Events: tl.Len(), LostEvents: tl.LostEvents, Gaps: lostGaps, StartNs: int64(tl.Start), EndNs: int64(tl.End),
 		ValidStartNs: int64(tl.ValidStart), ValidStartRule: tl.ValidStartRule.String(), ValidStartWhy: tl.ValidStartReason,
-		Inconsistencies: len(tl.Inconsistencies), SkippedRecords: m.Skipped, UnknownEvents: unk,
+		Inconsistencies: len(tl.Inconsistencies), SkippedRecords: m.Skipped, UnknownEvents: m.UnknownEvents(),
 	}
 }
 

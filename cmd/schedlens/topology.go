@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/topology"
 )
 
@@ -159,7 +160,15 @@ commands pick it up.`,
 				_, err := cmd.OutOrStdout().Write(buf.Bytes())
 				return err
 			}
-			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			of, err := outfile.Create(out, outfile.Options{RemoveOnSignal: true})
+			if err != nil {
+				return err
+			}
+			defer of.Abort()
+			if _, err := of.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			if err := of.Commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d CPUs to %s\n", t.NCPU(), out)

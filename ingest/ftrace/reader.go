@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 const (
@@ -17,9 +18,9 @@ const (
 	// caps a trace_marker write at a few KiB, so a longer line is not a
 	// record.
 	MaxLine = 16 << 20
-	// MaxCPU bounds the CPU numbers the Reader accepts (the kernel's
-	// NR_CPUS is at most 8192).
-	MaxCPU = 1 << 16
+	// MaxCPU bounds the CPU numbers the Reader accepts (exclusive): the
+	// one limit, topology.MaxCPUs.
+	MaxCPU = topology.MaxCPUs
 	// commCacheBits sizes the reader's comm cache (1<<bits slots).
 	commCacheBits = 9
 )
@@ -55,6 +56,7 @@ type Reader struct {
 	nextOff  int64 // byte offset of the next line
 	long     []byte
 	tooLong  int64 // length of the current line when it exceeds MaxLine, else 0
+	cut      bool  // the current line was too long and not read to its end
 	partial  bool  // the current line is the last one and has no newline
 	eof      bool  // the input is exhausted
 	done     bool  // pending records were flushed after EOF
@@ -154,7 +156,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	if r.readErr != nil {
 		return nil, r.readErr
 	}
-	if r.eof {
+	if r.eof || r.cut {
 		return nil, io.EOF
 	}
 	line, err := r.br.ReadSlice('\n')
@@ -163,6 +165,13 @@ func (r *Reader) readLine() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], line...)
 		for err == bufio.ErrBufferFull {
+			if n > MaxLine && !r.lenient {
+				// The error ends the reading: do not read a line of
+				// gigabytes to its end to say so.
+				r.cut = true
+				err = nil
+				break
+			}
 			line, err = r.br.ReadSlice('\n')
 			n += int64(len(line))
 			if n <= MaxLine {
@@ -199,6 +208,9 @@ func (r *Reader) readLine() ([]byte, error) {
 // Meta, a lost-events line to its CPU's pending state.
 func (r *Reader) parseLine(line []byte) error {
 	if r.tooLong > 0 {
+		if r.cut {
+			return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got more than %d bytes", MaxLine, r.tooLong)
+		}
 		return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got %d bytes", MaxLine, r.tooLong)
 	}
 	n := len(line)

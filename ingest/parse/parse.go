@@ -78,6 +78,11 @@ type Options struct {
 	// Meta.Skipped and keeping the first errors in Meta.SkippedErrors)
 	// instead of returning its error.
 	Lenient bool
+	// MaxEvents bounds the events ingest.Load keeps (ErrTooManyEvents
+	// beyond): 0 derives the bound from the memory available
+	// (ingest.MaxEventsFor), a negative value sets none. Streaming
+	// readers ignore it.
+	MaxEvents int64
 }
 
 // MaxSkippedErrors is how many skipped-record errors Meta keeps.
@@ -127,6 +132,16 @@ func (m *Meta) Apply(b *timeline.Builder) {
 	for _, g := range m.Groups {
 		b.AddGroup(g)
 	}
+}
+
+// UnknownEvents is the number of events the reader counted but does not
+// interpret (the sum of Unknown).
+func (m *Meta) UnknownEvents() int64 {
+	var n int64
+	for _, c := range m.Unknown {
+		n += c
+	}
+	return n
 }
 
 // Skip records a skipped malformed record.

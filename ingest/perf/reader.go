@@ -10,12 +10,14 @@ import (
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 const (
-	// maxCPU is the highest CPU number accepted (CONFIG_NR_CPUS is at most
-	// 8192); it bounds the per-CPU state a hostile input can make us keep.
-	maxCPU = 8191
+	// maxCPU is the highest CPU number accepted (the one limit,
+	// topology.MaxCPUs); it bounds the per-CPU state a hostile input can
+	// make us keep.
+	maxCPU = topology.MaxCPUs - 1
 	// maxLine bounds one line; longer lines are a ParseError.
 	maxLine = 4 << 20
 	// bufSize is the bufio buffer; lines up to this size are parsed in place.
@@ -156,6 +158,12 @@ func (r *Reader) readLine() (line []byte, eof, tooLong bool, err error) {
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], line...)
 		for err == bufio.ErrBufferFull {
+			if tooLong && !r.opts.Lenient {
+				// The error ends the reading: do not read a line of
+				// gigabytes to its end to say so.
+				r.eof = true
+				return nil, true, true, nil
+			}
 			line, err = r.br.ReadSlice('\n')
 			n += int64(len(line))
 			if !tooLong && len(r.long)+len(line) <= maxLine {

@@ -217,7 +217,11 @@ func decodeAffinity(b []byte) (rawAffinity, *fieldError) {
 			if f.num == fAffTimestamp {
 				a.ts, hasTS = f.v, true
 			} else {
-				a.tid, hasTID = timeline.TID(int32(f.v)), true
+				tid, fe := pidOf(f.v, "tid")
+				if fe != nil {
+					return a, fe
+				}
+				a.tid, hasTID = tid, true
 			}
 		case fAffCPUMask:
 			switch f.typ {
@@ -273,7 +277,11 @@ func decodeGroup(b []byte) (rawGroup, *fieldError) {
 			case fGroupTimestamp:
 				g.ts, hasTS = f.v, true
 			case fGroupTid:
-				g.g.TID, hasTID = timeline.TID(int32(f.v)), true
+				tid, fe := pidOf(f.v, "tid")
+				if fe != nil {
+					return g, fe
+				}
+				g.g.TID, hasTID = tid, true
 			case fGroupWeight:
 				g.g.Weight = int(uint32(f.v))
 			case fGroupAutogroup:

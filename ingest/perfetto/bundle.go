@@ -242,6 +242,16 @@ func (r *Reader) checkCompact() *fieldError {
 		return badField("waking columns differ in length: waking_timestamp %d, waking_pid %d, waking_target_cpu %d, waking_prio %d, waking_comm_index %d, waking_common_flags %d",
 			nw, len(s.wkPid), len(s.wkCPU), len(s.wkPrio), len(s.wkComm), len(s.wkFlags))
 	}
+	for _, col := range []struct {
+		name string
+		v    []uint64
+	}{{"switch_next_pid", s.swPid}, {"waking_pid", s.wkPid}} {
+		for i, v := range col.v {
+			if _, fe := pidOf(v, col.name); fe != nil {
+				return fe.in(fmt.Sprintf("%s[%d]", col.name, i))
+			}
+		}
+	}
 	ni := uint64(len(s.intern))
 	for i, x := range s.swComm {
 		if x >= ni {
@@ -630,7 +640,10 @@ func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 		ev.Ctx = ctxOf(flags)
 	}
 	if hasPid {
-		header := timeline.TID(int32(uint32(pid)))
+		header, fe := pidOf(pid, "pid")
+		if fe != nil {
+			return false, fe.in("pid")
+		}
 		switch ev.Kind {
 		case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindNewTask:
 			ev.Other = header
@@ -703,13 +716,17 @@ func (r *Reader) decodeSwitch(b []byte, ev *timeline.Event) *fieldError {
 			}
 			switch f.num {
 			case fSwitchPrevPid:
-				ev.Other = timeline.TID(int32(f.v))
+				if ev.Other, fe = pidOf(f.v, "prev_pid"); fe != nil {
+					return fe
+				}
 			case fSwitchPrevPrio:
 				ev.OPrio = prio16(f.v)
 			case fSwitchPrevState:
 				raw = int64(f.v)
 			case fSwitchNextPid:
-				ev.Task = timeline.TID(int32(f.v))
+				if ev.Task, fe = pidOf(f.v, "next_pid"); fe != nil {
+					return fe
+				}
 			case fSwitchNextPrio:
 				ev.Prio = prio16(f.v)
 			}
@@ -744,7 +761,10 @@ func (r *Reader) decodeWake(b []byte, ev *timeline.Event) *fieldError {
 			}
 			switch f.num {
 			case fWakePid:
-				ev.Task = timeline.TID(int32(f.v))
+				var fe *fieldError
+				if ev.Task, fe = pidOf(f.v, "pid"); fe != nil {
+					return fe
+				}
 			case fWakePrio:
 				ev.Prio = prio16(f.v)
 			case fWakeTargetCPU:
@@ -841,14 +861,24 @@ func (r *Reader) decodeSimple(b []byte, ev *timeline.Event, m *simpleMsg) *field
 				return fe
 			}
 			switch d.dst {
-			case slotTask:
-				ev.Task = timeline.TID(int32(f.v))
-			case slotOther:
-				ev.Other = timeline.TID(int32(f.v))
+			case slotTask, slotOther:
+				pid, fe := pidOf(f.v, d.name)
+				if fe != nil {
+					return fe
+				}
+				if d.dst == slotTask {
+					ev.Task = pid
+				} else {
+					ev.Other = pid
+				}
 			case slotPrio:
 				ev.Prio = prio16(f.v)
 			case slotTGID:
-				ev.TGID = int32(f.v)
+				pid, fe := pidOf(f.v, d.name)
+				if fe != nil {
+					return fe
+				}
+				ev.TGID = int32(pid)
 			case slotArg:
 				ev.Arg = int64(int32(f.v))
 			case slotArg2:
@@ -892,10 +922,14 @@ func (r *Reader) decodeExec(b []byte, ev *timeline.Event) *fieldError {
 			if fe := f.want(protowire.VarintType, "pid"); fe != nil {
 				return fe
 			}
+			pid, fe := pidOf(f.v, "pid")
+			if fe != nil {
+				return fe
+			}
 			if f.num == fExecPid {
-				ev.Task = timeline.TID(int32(f.v))
+				ev.Task = pid
 			} else {
-				ev.Arg2 = int64(int32(f.v))
+				ev.Arg2 = int64(pid)
 			}
 		}
 	}

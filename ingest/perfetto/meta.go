@@ -369,9 +369,13 @@ func (r *Reader) decodeProcess(b []byte) *fieldError {
 			}
 			switch f.num {
 			case fProcPid:
-				p.PID = timeline.TID(int32(f.v))
+				if p.PID, fe = pidOf(f.v, "pid"); fe != nil {
+					return fe
+				}
 			case fProcPpid:
-				p.PPID = timeline.TID(int32(f.v))
+				if p.PPID, fe = pidOf(f.v, "ppid"); fe != nil {
+					return fe
+				}
 			case fProcIsKthread:
 				p.IsKthread = f.v != 0
 			case fProcCmdlineIsComm:
@@ -417,10 +421,14 @@ func (r *Reader) decodeThread(b []byte) *fieldError {
 			if fe := f.want(protowire.VarintType, "field"); fe != nil {
 				return fe
 			}
+			pid, fe := pidOf(f.v, "tid")
+			if fe != nil {
+				return fe
+			}
 			if f.num == fThreadTid {
-				tid = timeline.TID(int32(f.v))
+				tid = pid
 			} else {
-				tgid = int32(f.v)
+				tgid = int32(pid)
 			}
 		case fThreadName:
 			if fe := f.want(protowire.BytesType, "name"); fe != nil {

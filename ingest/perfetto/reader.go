@@ -18,6 +18,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // Size limits. A TracePacket written by traced is at most a few MiB
@@ -29,7 +30,7 @@ const (
 	// MaxInflatedSize is the largest decompressed compressed_packets payload.
 	MaxInflatedSize = 64 << 20
 	// MaxCPU is the highest CPU number a bundle may name.
-	MaxCPU = 1<<13 - 1 // NR_CPUS is at most 8192 (x86 MAXSMP)
+	MaxCPU = topology.MaxCPUs - 1 // the one limit
 	// readChunk is how much of a packet body is read (and allocated) at a
 	// time, so that a length past the end of the input costs at most this
 	// much more than the input.

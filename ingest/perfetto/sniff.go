@@ -16,14 +16,14 @@ func Sniff(head []byte) bool {
 	checked := 0
 	for len(b) > 0 {
 		if b[0] != 0x0a { // field 1 (packet), wire type 2
-			return false
+			return checked > 0
 		}
 		ln, n := protowire.ConsumeVarint(b[1:])
 		if n < 0 {
-			return checked > 0 && len(b) < 11 // head cut inside the length
+			return checked > 0
 		}
 		if ln == 0 || ln > MaxPacketSize {
-			return false
+			return checked > 0
 		}
 		body := b[1+n:]
 		if uint64(len(body)) < ln {
@@ -31,7 +31,7 @@ func Sniff(head []byte) bool {
 			return checked > 0 || (len(head) >= 4<<10 && wellFormedPrefix(body))
 		}
 		if !wellFormed(body[:ln]) {
-			return false
+			return checked > 0
 		}
 		checked++
 		b = body[ln:]

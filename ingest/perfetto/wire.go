@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // fieldError is a decoding error inside one packet: path is the message path
@@ -30,6 +32,23 @@ func (e *fieldError) in(name string) *fieldError {
 		e.path = name + "." + e.path
 	}
 	return e
+}
+
+// pidOf checks a pid, tid or tgid field (int32 on the wire, uint32 in an
+// FtraceEvent's header): 0 to MaxInt32, the range the ftrace reader
+// accepts, or -1 (NoTID: the writer's "absent", as for a switch's unknown
+// prev). Any other value (2^40, or 2^64-5, which an int32 would read as
+// -5) is an error rather than a truncated pid: truncated, 2^40 would be
+// 0, the idle task.
+func pidOf(v uint64, name string) (timeline.TID, *fieldError) {
+	x := int64(v)
+	if x == -1 {
+		return timeline.NoTID, nil
+	}
+	if x < 0 || x > math.MaxInt32 {
+		return 0, badField("%s %d: want 0 to %d", name, x, math.MaxInt32)
+	}
+	return timeline.TID(x), nil
 }
 
 func badField(format string, args ...any) *fieldError {
