@@ -3,6 +3,7 @@ package timeline
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -56,6 +57,30 @@ func (b *Builder) SetNCPU(n int) {
 	if n > b.ncpu {
 		b.ncpu = n
 	}
+}
+
+// Grow makes room for n more events, so that a producer that knows its
+// input's size (ingest estimates it from a text file's bytes) fills the
+// columns without the copies of append's doubling. A wrong estimate costs
+// nothing in correctness: fewer events leave the rest of the capacity
+// untouched, more grow the columns as usual.
+func (b *Builder) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	b.times = slices.Grow(b.times, n)
+	b.cpus = slices.Grow(b.cpus, n)
+	b.kinds = slices.Grow(b.kinds, n)
+	b.ctxs = slices.Grow(b.ctxs, n)
+	b.states = slices.Grow(b.states, n)
+	b.prios = slices.Grow(b.prios, n)
+	b.tasks = slices.Grow(b.tasks, n)
+	b.others = slices.Grow(b.others, n)
+	b.comms = slices.Grow(b.comms, n)
+	b.ocomms = slices.Grow(b.ocomms, n)
+	b.args = slices.Grow(b.args, n)
+	b.args2 = slices.Grow(b.args2, n)
+	b.tgids = slices.Grow(b.tgids, n)
 }
 
 // Len returns the number of events added.
@@ -204,35 +229,47 @@ func (b *Builder) Finish() (*Timeline, error) {
 	//    and perf script text: their tools merge the per-CPU buffers by
 	//    full-precision timestamp before printing them with microseconds)
 	//    keeps its order, which breaks timestamp ties the way the kernel's
-	//    clock did. Otherwise merge the per-CPU streams.
-	var perm []int32
-	if b.globallyOrdered() {
-		perm = make([]int32, n)
-		for i := range perm {
-			perm[i] = int32(i)
-		}
-	} else {
-		perm = b.merge(ncpu)
-	}
+	//    clock did; its arrival columns become the Timeline's columns as
+	//    they are (clipped, so that no later append reaches into them),
+	//    not permuted copies. Otherwise merge the per-CPU streams.
 	tl := &Timeline{Strings: b.strs, NCPU: ncpu, Start: NoTime, End: NoTime, ValidStart: NoTime}
 	b.finishAttrs(tl)
-	tl.Times = permute(b.times, perm)
-	tl.CPUs = permute(b.cpus, perm)
-	tl.Kinds = permute(b.kinds, perm)
-	tl.Ctxs = permute(b.ctxs, perm)
-	tl.States = permute(b.states, perm)
-	tl.Prios = permute(b.prios, perm)
-	tl.Comms = permute(b.comms, perm)
-	tl.Args = permute(b.args, perm)
-	tl.Args2 = permute(b.args2, perm)
-	pids := permute(b.tasks, perm)
-	opids := permute(b.others, perm)
-	ocomms := permute(b.ocomms, perm)
-	tgids := permute(b.tgids, perm)
-	starts := make(map[int]Time, len(b.starts))
-	for newi, oldi := range perm {
-		if s, ok := b.starts[int(oldi)]; ok {
-			starts[newi] = s
+	var pids, opids []TID
+	var ocomms []CommID
+	var tgids []int32
+	var starts map[int]Time
+	if b.globallyOrdered() {
+		tl.Times = slices.Clip(b.times)
+		tl.CPUs = slices.Clip(b.cpus)
+		tl.Kinds = slices.Clip(b.kinds)
+		tl.Ctxs = slices.Clip(b.ctxs)
+		tl.States = slices.Clip(b.states)
+		tl.Prios = slices.Clip(b.prios)
+		tl.Comms = slices.Clip(b.comms)
+		tl.Args = slices.Clip(b.args)
+		tl.Args2 = slices.Clip(b.args2)
+		pids, opids, ocomms, tgids = b.tasks, b.others, b.ocomms, b.tgids
+		starts = b.starts
+	} else {
+		perm := b.merge(ncpu)
+		tl.Times = permute(b.times, perm)
+		tl.CPUs = permute(b.cpus, perm)
+		tl.Kinds = permute(b.kinds, perm)
+		tl.Ctxs = permute(b.ctxs, perm)
+		tl.States = permute(b.states, perm)
+		tl.Prios = permute(b.prios, perm)
+		tl.Comms = permute(b.comms, perm)
+		tl.Args = permute(b.args, perm)
+		tl.Args2 = permute(b.args2, perm)
+		pids = permute(b.tasks, perm)
+		opids = permute(b.others, perm)
+		ocomms = permute(b.ocomms, perm)
+		tgids = permute(b.tgids, perm)
+		starts = make(map[int]Time, len(b.starts))
+		for newi, oldi := range perm {
+			if s, ok := b.starts[int(oldi)]; ok {
+				starts[newi] = s
+			}
 		}
 	}
 	cov, evidence := b.coverage, b.evidence
