@@ -445,26 +445,71 @@ func permute[T any](col []T, perm []int32) []T {
 }
 
 // resolver maps pids to task instances while walking the merged events.
+// Pids are small dense numbers (the kernel's pid_max is at most 4194304), so
+// the current instance of a pid is a slice index; a pid above maxDensePID
+// (a producer that is not the kernel) falls back to a map.
 type resolver struct {
 	tl    *Timeline
-	cur   map[TID]TaskID
-	fresh map[TaskID]bool // created by fork/newtask, not yet run or woken
-	dead  map[TaskID]bool
+	cur   []TaskID       // pid -> current instance, NoTask if none
+	big   map[TID]TaskID // pids >= maxDensePID
+	fresh []bool         // by TaskID: created by fork/newtask, not yet run or woken
+	dead  []bool         // by TaskID
 	idle  []TaskID
 }
 
+// maxDensePID bounds the pids kept in resolver.cur: the kernel's
+// PID_MAX_LIMIT on 64-bit (include/linux/threads.h).
+const maxDensePID = 4 << 20
+
 func newResolver(tl *Timeline, ncpu int) *resolver {
-	r := &resolver{tl: tl, cur: map[TID]TaskID{}, fresh: map[TaskID]bool{}, dead: map[TaskID]bool{}, idle: make([]TaskID, ncpu)}
+	r := &resolver{tl: tl, idle: make([]TaskID, ncpu)}
 	for i := range r.idle {
 		r.idle[i] = NoTask
 	}
 	return r
 }
 
+// current returns the current instance of pid (pid > 0), if any.
+func (r *resolver) current(pid TID) (TaskID, bool) {
+	if pid < maxDensePID {
+		if int(pid) < len(r.cur) && r.cur[pid] != NoTask {
+			return r.cur[pid], true
+		}
+		return NoTask, false
+	}
+	id, ok := r.big[pid]
+	return id, ok
+}
+
+func (r *resolver) setCurrent(pid TID, id TaskID) {
+	if pid < 0 {
+		return
+	}
+	if pid >= maxDensePID {
+		if r.big == nil {
+			r.big = map[TID]TaskID{}
+		}
+		r.big[pid] = id
+		return
+	}
+	if int(pid) >= len(r.cur) {
+		n := max(2*len(r.cur), int(pid)+1, 1024)
+		n = min(n, maxDensePID)
+		old := len(r.cur)
+		r.cur = append(r.cur, make([]TaskID, n-old)...)
+		for i := old; i < n; i++ {
+			r.cur[i] = NoTask
+		}
+	}
+	r.cur[pid] = id
+}
+
 func (r *resolver) newTask(pid TID, t Time) TaskID {
 	id := TaskID(len(r.tl.Tasks))
 	r.tl.Tasks = append(r.tl.Tasks, Task{PID: pid, TGID: -1, First: t, Last: t, Prio: -1, CPU: NoCPU})
-	r.cur[pid] = id
+	r.fresh = append(r.fresh, false)
+	r.dead = append(r.dead, false)
+	r.setCurrent(pid, id)
 	return id
 }
 
@@ -478,11 +523,13 @@ func (r *resolver) lookup(pid TID, cpu int16, t Time) TaskID {
 		if id == NoTask {
 			id = TaskID(len(r.tl.Tasks))
 			r.tl.Tasks = append(r.tl.Tasks, Task{PID: 0, TGID: 0, First: t, Last: t, Prio: 120, Idle: true, CPU: CPU(cpu)})
+			r.fresh = append(r.fresh, false)
+			r.dead = append(r.dead, false)
 			r.idle[cpu] = id
 		}
 		return id
 	}
-	id, ok := r.cur[pid]
+	id, ok := r.current(pid)
 	if !ok || r.dead[id] {
 		id = r.newTask(pid, t)
 	}
@@ -522,7 +569,7 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 	switch k {
 	case KindFork, KindNewTask:
 		other = r.lookup(opid, cpu, t)
-		if id, ok := r.cur[pid]; ok && r.fresh[id] && !r.dead[id] {
+		if id, ok := r.current(pid); ok && r.fresh[id] && !r.dead[id] {
 			task = id // task_newtask and sched_process_fork of one clone
 		} else {
 			task = r.newTask(pid, t)
@@ -530,23 +577,25 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 			tl.Tasks[task].Forked = true
 		}
 	case KindWakeupNew:
-		if id, ok := r.cur[pid]; ok && r.fresh[id] && !r.dead[id] {
+		if id, ok := r.current(pid); ok && r.fresh[id] && !r.dead[id] {
 			task = id
 		} else {
 			task = r.newTask(pid, t)
 		}
-		delete(r.fresh, task)
+		r.fresh[task] = false
 		other = r.lookup(opid, cpu, t)
 	case KindSwitch:
 		other = r.lookup(opid, cpu, t)
 		task = r.lookup(pid, cpu, t)
-		delete(r.fresh, task)
+		if task != NoTask {
+			r.fresh[task] = false
+		}
 		if other != NoTask {
 			r.setComm(other, t, ocomm)
 		}
 	case KindFree, KindExit:
 		// The instance that just died, not a new one.
-		if id, ok := r.cur[pid]; ok {
+		if id, ok := r.current(pid); ok {
 			task = id
 		} else {
 			task = r.lookup(pid, cpu, t)
