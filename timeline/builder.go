@@ -68,19 +68,32 @@ func (b *Builder) Grow(n int) {
 	if n <= 0 {
 		return
 	}
-	b.times = slices.Grow(b.times, n)
-	b.cpus = slices.Grow(b.cpus, n)
-	b.kinds = slices.Grow(b.kinds, n)
-	b.ctxs = slices.Grow(b.ctxs, n)
-	b.states = slices.Grow(b.states, n)
-	b.prios = slices.Grow(b.prios, n)
-	b.tasks = slices.Grow(b.tasks, n)
-	b.others = slices.Grow(b.others, n)
-	b.comms = slices.Grow(b.comms, n)
-	b.ocomms = slices.Grow(b.ocomms, n)
-	b.args = slices.Grow(b.args, n)
-	b.args2 = slices.Grow(b.args2, n)
-	b.tgids = slices.Grow(b.tgids, n)
+	grow(&b.times, n)
+	grow(&b.cpus, n)
+	grow(&b.kinds, n)
+	grow(&b.ctxs, n)
+	grow(&b.states, n)
+	grow(&b.prios, n)
+	grow(&b.tasks, n)
+	grow(&b.others, n)
+	grow(&b.comms, n)
+	grow(&b.ocomms, n)
+	grow(&b.args, n)
+	grow(&b.args2, n)
+	grow(&b.tgids, n)
+}
+
+// grow gives *col room for n more elements. It allocates with make, not
+// slices.Grow: append's growth clears the new capacity, which makes every
+// page of it resident, while a fresh large allocation's pages stay
+// untouched (and cost no memory) until events fill them.
+func grow[T any](col *[]T, n int) {
+	if cap(*col)-len(*col) >= n {
+		return
+	}
+	c := make([]T, len(*col), len(*col)+n)
+	copy(c, *col)
+	*col = c
 }
 
 // Len returns the number of events added.
