@@ -3,6 +3,7 @@ package timeline
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/schedlens/schedlens/topology"
@@ -58,6 +59,43 @@ func (b *Builder) SetNCPU(n int) {
 	if n > b.ncpu {
 		b.ncpu = n
 	}
+}
+
+// Grow makes room for n more events, so that a producer that knows its
+// input's size (ingest estimates it from a text file's bytes) fills the
+// columns without the copies of append's doubling. A wrong estimate costs
+// nothing in correctness: fewer events leave the rest of the capacity
+// untouched, more grow the columns as usual.
+func (b *Builder) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	grow(&b.times, n)
+	grow(&b.cpus, n)
+	grow(&b.kinds, n)
+	grow(&b.ctxs, n)
+	grow(&b.states, n)
+	grow(&b.prios, n)
+	grow(&b.tasks, n)
+	grow(&b.others, n)
+	grow(&b.comms, n)
+	grow(&b.ocomms, n)
+	grow(&b.args, n)
+	grow(&b.args2, n)
+	grow(&b.tgids, n)
+}
+
+// grow gives *col room for n more elements. It allocates with make, not
+// slices.Grow: append's growth clears the new capacity, which makes every
+// page of it resident, while a fresh large allocation's pages stay
+// untouched (and cost no memory) until events fill them.
+func grow[T any](col *[]T, n int) {
+	if cap(*col)-len(*col) >= n {
+		return
+	}
+	c := make([]T, len(*col), len(*col)+n)
+	copy(c, *col)
+	*col = c
 }
 
 // Len returns the number of events added.
@@ -206,35 +244,47 @@ func (b *Builder) Finish() (*Timeline, error) {
 	//    and perf script text: their tools merge the per-CPU buffers by
 	//    full-precision timestamp before printing them with microseconds)
 	//    keeps its order, which breaks timestamp ties the way the kernel's
-	//    clock did. Otherwise merge the per-CPU streams.
-	var perm []int32
-	if b.globallyOrdered() {
-		perm = make([]int32, n)
-		for i := range perm {
-			perm[i] = int32(i)
-		}
-	} else {
-		perm = b.merge(ncpu)
-	}
+	//    clock did; its arrival columns become the Timeline's columns as
+	//    they are (clipped, so that no later append reaches into them),
+	//    not permuted copies. Otherwise merge the per-CPU streams.
 	tl := &Timeline{Strings: b.strs, NCPU: ncpu, Start: NoTime, End: NoTime, ValidStart: NoTime}
 	b.finishAttrs(tl)
-	tl.Times = permute(b.times, perm)
-	tl.CPUs = permute(b.cpus, perm)
-	tl.Kinds = permute(b.kinds, perm)
-	tl.Ctxs = permute(b.ctxs, perm)
-	tl.States = permute(b.states, perm)
-	tl.Prios = permute(b.prios, perm)
-	tl.Comms = permute(b.comms, perm)
-	tl.Args = permute(b.args, perm)
-	tl.Args2 = permute(b.args2, perm)
-	pids := permute(b.tasks, perm)
-	opids := permute(b.others, perm)
-	ocomms := permute(b.ocomms, perm)
-	tgids := permute(b.tgids, perm)
-	starts := make(map[int]Time, len(b.starts))
-	for newi, oldi := range perm {
-		if s, ok := b.starts[int(oldi)]; ok {
-			starts[newi] = s
+	var pids, opids []TID
+	var ocomms []CommID
+	var tgids []int32
+	var starts map[int]Time
+	if b.globallyOrdered() {
+		tl.Times = slices.Clip(b.times)
+		tl.CPUs = slices.Clip(b.cpus)
+		tl.Kinds = slices.Clip(b.kinds)
+		tl.Ctxs = slices.Clip(b.ctxs)
+		tl.States = slices.Clip(b.states)
+		tl.Prios = slices.Clip(b.prios)
+		tl.Comms = slices.Clip(b.comms)
+		tl.Args = slices.Clip(b.args)
+		tl.Args2 = slices.Clip(b.args2)
+		pids, opids, ocomms, tgids = b.tasks, b.others, b.ocomms, b.tgids
+		starts = b.starts
+	} else {
+		perm := b.merge(ncpu)
+		tl.Times = permute(b.times, perm)
+		tl.CPUs = permute(b.cpus, perm)
+		tl.Kinds = permute(b.kinds, perm)
+		tl.Ctxs = permute(b.ctxs, perm)
+		tl.States = permute(b.states, perm)
+		tl.Prios = permute(b.prios, perm)
+		tl.Comms = permute(b.comms, perm)
+		tl.Args = permute(b.args, perm)
+		tl.Args2 = permute(b.args2, perm)
+		pids = permute(b.tasks, perm)
+		opids = permute(b.others, perm)
+		ocomms = permute(b.ocomms, perm)
+		tgids = permute(b.tgids, perm)
+		starts = make(map[int]Time, len(b.starts))
+		for newi, oldi := range perm {
+			if s, ok := b.starts[int(oldi)]; ok {
+				starts[newi] = s
+			}
 		}
 	}
 	cov, evidence := b.coverage, b.evidence
@@ -410,26 +460,71 @@ func permute[T any](col []T, perm []int32) []T {
 }
 
 // resolver maps pids to task instances while walking the merged events.
+// Pids are small dense numbers (the kernel's pid_max is at most 4194304), so
+// the current instance of a pid is a slice index; a pid above maxDensePID
+// (a producer that is not the kernel) falls back to a map.
 type resolver struct {
 	tl    *Timeline
-	cur   map[TID]TaskID
-	fresh map[TaskID]bool // created by fork/newtask, not yet run or woken
-	dead  map[TaskID]bool
+	cur   []TaskID       // pid -> current instance, NoTask if none
+	big   map[TID]TaskID // pids >= maxDensePID
+	fresh []bool         // by TaskID: created by fork/newtask, not yet run or woken
+	dead  []bool         // by TaskID
 	idle  []TaskID
 }
 
+// maxDensePID bounds the pids kept in resolver.cur: the kernel's
+// PID_MAX_LIMIT on 64-bit (include/linux/threads.h).
+const maxDensePID = 4 << 20
+
 func newResolver(tl *Timeline, ncpu int) *resolver {
-	r := &resolver{tl: tl, cur: map[TID]TaskID{}, fresh: map[TaskID]bool{}, dead: map[TaskID]bool{}, idle: make([]TaskID, ncpu)}
+	r := &resolver{tl: tl, idle: make([]TaskID, ncpu)}
 	for i := range r.idle {
 		r.idle[i] = NoTask
 	}
 	return r
 }
 
+// current returns the current instance of pid (pid > 0), if any.
+func (r *resolver) current(pid TID) (TaskID, bool) {
+	if pid < maxDensePID {
+		if int(pid) < len(r.cur) && r.cur[pid] != NoTask {
+			return r.cur[pid], true
+		}
+		return NoTask, false
+	}
+	id, ok := r.big[pid]
+	return id, ok
+}
+
+func (r *resolver) setCurrent(pid TID, id TaskID) {
+	if pid < 0 {
+		return
+	}
+	if pid >= maxDensePID {
+		if r.big == nil {
+			r.big = map[TID]TaskID{}
+		}
+		r.big[pid] = id
+		return
+	}
+	if int(pid) >= len(r.cur) {
+		n := max(2*len(r.cur), int(pid)+1, 1024)
+		n = min(n, maxDensePID)
+		old := len(r.cur)
+		r.cur = append(r.cur, make([]TaskID, n-old)...)
+		for i := old; i < n; i++ {
+			r.cur[i] = NoTask
+		}
+	}
+	r.cur[pid] = id
+}
+
 func (r *resolver) newTask(pid TID, t Time) TaskID {
 	id := TaskID(len(r.tl.Tasks))
 	r.tl.Tasks = append(r.tl.Tasks, Task{PID: pid, TGID: -1, First: t, Last: t, Prio: -1, CPU: NoCPU})
-	r.cur[pid] = id
+	r.fresh = append(r.fresh, false)
+	r.dead = append(r.dead, false)
+	r.setCurrent(pid, id)
 	return id
 }
 
@@ -443,11 +538,13 @@ func (r *resolver) lookup(pid TID, cpu int16, t Time) TaskID {
 		if id == NoTask {
 			id = TaskID(len(r.tl.Tasks))
 			r.tl.Tasks = append(r.tl.Tasks, Task{PID: 0, TGID: 0, First: t, Last: t, Prio: 120, Idle: true, CPU: CPU(cpu)})
+			r.fresh = append(r.fresh, false)
+			r.dead = append(r.dead, false)
 			r.idle[cpu] = id
 		}
 		return id
 	}
-	id, ok := r.cur[pid]
+	id, ok := r.current(pid)
 	if !ok || r.dead[id] {
 		id = r.newTask(pid, t)
 	}
@@ -487,7 +584,7 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 	switch k {
 	case KindFork, KindNewTask:
 		other = r.lookup(opid, cpu, t)
-		if id, ok := r.cur[pid]; ok && r.fresh[id] && !r.dead[id] {
+		if id, ok := r.current(pid); ok && r.fresh[id] && !r.dead[id] {
 			task = id // task_newtask and sched_process_fork of one clone
 		} else {
 			task = r.newTask(pid, t)
@@ -495,23 +592,25 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 			tl.Tasks[task].Forked = true
 		}
 	case KindWakeupNew:
-		if id, ok := r.cur[pid]; ok && r.fresh[id] && !r.dead[id] {
+		if id, ok := r.current(pid); ok && r.fresh[id] && !r.dead[id] {
 			task = id
 		} else {
 			task = r.newTask(pid, t)
 		}
-		delete(r.fresh, task)
+		r.fresh[task] = false
 		other = r.lookup(opid, cpu, t)
 	case KindSwitch:
 		other = r.lookup(opid, cpu, t)
 		task = r.lookup(pid, cpu, t)
-		delete(r.fresh, task)
+		if task != NoTask {
+			r.fresh[task] = false
+		}
 		if other != NoTask {
 			r.setComm(other, t, ocomm)
 		}
 	case KindFree, KindExit:
 		// The instance that just died, not a new one.
-		if id, ok := r.cur[pid]; ok {
+		if id, ok := r.current(pid); ok {
 			task = id
 		} else {
 			task = r.lookup(pid, cpu, t)

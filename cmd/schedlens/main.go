@@ -64,10 +64,14 @@ var invocation []string
 func run(args []string, stdout, stderr io.Writer) int {
 	invocation = args
 	root := newRootCmd()
+	prof := addProfileFlags(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	if perr := prof.stop(); err == nil {
+		err = perr
+	}
 	if err == nil {
 		return 0
 	}

@@ -1,0 +1,57 @@
+package ingest
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// TestPresizedBuildIsTheSame loads real text captures twice: from a
+// bytes.Reader, whose size pre-sizes the Builder's columns, and from a
+// plain io.Reader, which gives no size; the Timelines must be equal, and the
+// pre-sized columns clipped to their length.
+func TestPresizedBuildIsTheSame(t *testing.T) {
+	for _, f := range []string{
+		"ftrace-hackbench-cyclictest/trace.txt.gz",
+		"ftrace-pipe-lost/trace.txt.gz",
+		"perf-hackbench-cyclictest/perf-script.txt.gz",
+	} {
+		raw, err := os.ReadFile(real + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain bytes.Buffer
+		if err := decompressTo(&plain, raw); err != nil {
+			t.Fatal(err)
+		}
+		sized, err := LoadReader(bytes.NewReader(plain.Bytes()), f, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewStream(bytes.NewReader(plain.Bytes()), Options{Name: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.events < sized.Timeline.Len() {
+			t.Errorf("%s: estimate %d events, the trace has %d: the estimate should not be low on real captures", f, s.events, sized.Timeline.Len())
+		}
+		unsized, err := LoadReader(struct{ io.Reader }{bytes.NewReader(plain.Bytes())}, f, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Strings are interned per load; compare them by content.
+		if sized.Timeline.Strings.Len() != unsized.Timeline.Strings.Len() {
+			t.Fatalf("%s: string tables differ", f)
+		}
+		a, b := *sized.Timeline, *unsized.Timeline
+		a.Strings, b.Strings = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: the pre-sized build differs from the unsized one", f)
+		}
+		if c, n := cap(sized.Timeline.Times), len(sized.Timeline.Times); c != n {
+			t.Errorf("%s: Times has cap %d, len %d: the columns must be clipped", f, c, n)
+		}
+	}
+}
