@@ -111,6 +111,21 @@ func (f *traceFlags) filter() metrics.Filter {
 	return flt
 }
 
+// checkFilter fails when --pid/--comm select no task of tl, naming the
+// trace's closest pids and comms, and warns on w about each value that
+// selects nothing when others do.
+func (f *traceFlags) checkFilter(w io.Writer, tl *timeline.Timeline) error {
+	flt := f.filter()
+	if err := flt.Check(tl); err != nil {
+		return usageError{err}
+	}
+	misses, _ := flt.Misses(tl)
+	for _, m := range misses {
+		fmt.Fprintf(w, "warning: --pid/--comm: %s\n", m)
+	}
+	return nil
+}
+
 // filterText describes --pid/--comm for reports: "pid 1,2 and comm foo", "" for none.
 func (f *traceFlags) filterText() string {
 	var parts []string
@@ -138,7 +153,10 @@ func (f *traceFlags) prepare(cmd *cobra.Command, path string, formats ...string)
 		return nil, metrics.Window{}, err
 	}
 	win, err := f.window(ld.Timeline)
-	return ld, win, err
+	if err != nil {
+		return ld, win, err
+	}
+	return ld, win, f.checkFilter(cmd.ErrOrStderr(), ld.Timeline)
 }
 
 // validate checks the flags that need no trace, so that a usage error does

@@ -144,6 +144,9 @@ func measureRun(cmd *cobra.Command, f *traceFlags, aff *affinityFlags, topoFlag,
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := f.checkFilter(cmd.ErrOrStderr(), tl); err != nil {
+		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
+	}
 	topo, err := topology.Resolve(ld.Meta.Topology, path, topoFlag, tl.NCPU)
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)

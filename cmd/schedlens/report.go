@@ -104,6 +104,12 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	if err != nil {
 		return nil, err
 	}
+	var fw bytes.Buffer
+	if err := f.checkFilter(&fw, tl); err != nil {
+		return nil, err
+	}
+	cmd.ErrOrStderr().Write(fw.Bytes())
+	warn.Write(fw.Bytes())
 	topo, err := f.resolveTopology(ld, embedded)
 	if err != nil {
 		return nil, err
