@@ -12,6 +12,7 @@ import (
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // traceFlags are the flags every trace-reading command shares.
@@ -169,6 +170,34 @@ func (f *traceFlags) validate() error {
 		if _, err := parseSeconds(v.val); err != nil {
 			return usagef("%s: %v", v.name, err)
 		}
+	}
+	if f.start != "" && f.end != "" {
+		s, _ := parseSeconds(f.start)
+		e, _ := parseSeconds(f.end)
+		if e < s {
+			return usagef("--start %s is after --end %s: the window would be empty", f.start, f.end)
+		}
+	}
+	if f.start != "" && f.startMarker != "" {
+		return usagef("--start and --start-marker both set the window start: give one")
+	}
+	if f.end != "" && f.endMarker != "" {
+		return usagef("--end and --end-marker both set the window end: give one")
+	}
+	return nil
+}
+
+// checkInputs reads the --topology and --affinity files (or checks the
+// preset name) before the trace, so that a mistake in them does not wait
+// for a multi-GB trace to load.
+func checkInputs(topoFlag string, aff *affinityFlags) error {
+	if topoFlag != "" {
+		if _, err := topology.LoadOrPreset(topoFlag); err != nil {
+			return fmt.Errorf("--topology: %w", err)
+		}
+	}
+	if aff != nil {
+		return aff.read()
 	}
 	return nil
 }

@@ -57,6 +57,12 @@ excludes 0 are marked *...*; any other change is inside the noise.
 			if top < 1 {
 				return usagef("--top %d: want 1 or more", top)
 			}
+			if err := f.validate(); err != nil {
+				return err
+			}
+			if err := checkInputs(topoFlag, &aff); err != nil {
+				return err
+			}
 			var sides [2][]compare.Run
 			for i, paths := range [][]string{basePaths, newPaths} {
 				for _, p := range paths {

@@ -72,6 +72,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return usagef("--cpu-speed: %v", err)
 			}
+			if err := checkInputs(topoFlag, &aff); err != nil {
+				return err
+			}
 			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
 			if err != nil {
 				return err

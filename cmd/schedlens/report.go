@@ -78,6 +78,12 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 			return nil, usagef("--samples %s: want a file name ending in .csv or .jsonl", f.samples)
 		}
 	}
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkInputs(f.topology, &f.affinity); err != nil {
+		return nil, err
+	}
 	var ld *ingest.Loaded
 	var err error
 	var warn bytes.Buffer
