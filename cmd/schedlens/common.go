@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -208,9 +210,18 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	ld, err := ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient})
+	var ld *ingest.Loaded
+	var err error
+	if path == "-" {
+		ld, err = ingest.LoadReader(stdinFile, path, ingest.Options{Name: "<stdin>", Lenient: f.lenient})
+	} else {
+		ld, err = ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient})
+	}
 	if err != nil {
-		if !f.lenient {
+		var rerr *ingest.RecordError
+		if !f.lenient && errors.As(err, &rerr) {
+			// Only a malformed record can be skipped; a missing, empty or
+			// unrecognized file cannot.
 			return nil, fmt.Errorf("%w (use --lenient to skip malformed records)", err)
 		}
 		return nil, err
@@ -243,6 +254,38 @@ func warnLoad(w io.Writer, ld *ingest.Loaded) {
 	for _, s := range m.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
+}
+
+// stdinFile is the standard input traces are read from ("-", or a pipe
+// into a command given no TRACE); tests replace it.
+var stdinFile = os.Stdin
+
+// stdinHasTrace reports whether standard input is a pipe or a regular file
+// (not a terminal, nor a device such as /dev/null): then a command given no
+// TRACE reads it.
+func stdinHasTrace() bool {
+	if stdinFile == nil {
+		return false
+	}
+	fi, err := stdinFile.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()
+}
+
+// outputError describes a failure to write the -o file by the path the user
+// gave, not by the temporary file written beside it.
+func outputError(out string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("-o %s: %s: %w", out, pe.Op, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("-o %s: %w", out, le.Err)
+	}
+	return fmt.Errorf("-o %s: %w", out, err)
 }
 
 func writeJSON(w io.Writer, v any) error {

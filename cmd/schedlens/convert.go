@@ -67,7 +67,7 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 	defer s.Close()
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
-		return 0, err
+		return 0, outputError(out, err)
 	}
 	done := false
 	defer func() {
@@ -131,7 +131,7 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 			}
 			for i := range pending {
 				if err := w.Add(&pending[i]); err != nil {
-					return n, err
+					return n, outputError(out, err)
 				}
 				n++
 			}
@@ -139,7 +139,7 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 			continue
 		}
 		if err := w.Add(&ev); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 		n++
 	}
@@ -149,7 +149,7 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 		}
 		for i := range pending {
 			if err := w.Add(&pending[i]); err != nil {
-				return n, err
+				return n, outputError(out, err)
 			}
 			n++
 		}
@@ -159,32 +159,32 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 	}
 	for pid, ti := range tasks {
 		if err := w.Task(pid, ti.tgid, strs.Get(ti.comm)); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 	}
 	// Affinity and task-group changes (a schedlens recording's task
 	// attributes) are known once the input is read.
 	for _, a := range s.Meta().Affinity {
 		if err := w.AddAffinity(a); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 	}
 	for _, g := range s.Meta().Groups {
 		if err := w.AddGroup(g); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return n, err
+		return n, outputError(out, err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {
-		return n, err
+		return n, outputError(out, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return n, err
+		return n, outputError(out, err)
 	}
 	if err := os.Rename(tmp.Name(), out); err != nil {
-		return n, err
+		return n, outputError(out, err)
 	}
 	done = true
 	return n, nil

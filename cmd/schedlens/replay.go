@@ -109,7 +109,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
 				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel); err != nil {
-					return err
+					return outputError(out, err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}

@@ -87,6 +87,9 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	var ld *ingest.Loaded
 	var err error
 	var warn bytes.Buffer
+	if len(args) == 0 && stdinHasTrace() {
+		args = []string{"-"}
+	}
 	embedded := len(args) == 0
 	if embedded {
 		ld, err = ingest.LoadReader(bytes.NewReader(fixtures.Embedded), fixtures.EmbeddedName, ingest.Options{Name: fixtures.EmbeddedName, Lenient: f.lenient})
