@@ -43,3 +43,22 @@ func TestStripBinEdges(t *testing.T) {
 		}
 	}
 }
+
+// Analysis.UnobservedNs is, per CPU, what Account finds neither busy nor
+// idle.
+func TestUnobservedAgreesWithAccount(t *testing.T) {
+	for _, rel := range []string{"perfetto-tracebox-hackbench-plain/trace.pftrace.zst", "ftrace-hackbench-cyclictest/trace.txt.gz", "ftrace-pipe-lost/trace.txt.gz"} {
+		tl := loadFixture(t, rel).Timeline
+		win := DefaultWindow(tl)
+		a, err := Analyze(tl, Options{Window: win})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := Account(tl, win)
+		for cpu, c := range acc.CPUs {
+			if a.UnobservedNs[cpu] != c.UnobservedNs {
+				t.Errorf("%s CPU %d: unobserved %d ns, Account %d", rel, cpu, a.UnobservedNs[cpu], c.UnobservedNs)
+			}
+		}
+	}
+}
