@@ -174,6 +174,7 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 			return n, outputError(out, err)
 		}
 	}
+	w.SetIncomplete(s.Meta().Coverage != timeline.CoverageComplete)
 	if err := w.Close(); err != nil {
 		return n, outputError(out, err)
 	}
@@ -190,6 +191,16 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 	return n, nil
 }
 
+// sourceClock is the trace clock of the input: what the trace says, else
+// the "clock:" line of a meta.txt next to it, else "" (unknown).
+func sourceClock(fromTrace, path string) string {
+	if fromTrace != "" || path == "-" {
+		return fromTrace
+	}
+	c, _ := ingest.ClockNextTo(path)
+	return c
+}
+
 func startWriter(f *os.File, s *ingest.Stream, compact bool, in, topoFlag string) (*perfetto.Writer, error) {
 	m := s.Meta()
 	var topo *topology.Topology
@@ -203,9 +214,9 @@ func startWriter(f *os.File, s *ingest.Stream, compact bool, in, topoFlag string
 		topo = t
 	}
 	return perfetto.NewWriter(f, perfetto.WriterOptions{
-		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU,
-		// What the source proves by now (a text header); losses found later
-		// travel as lost-event records.
-		Incomplete: m.Coverage != timeline.CoverageComplete,
+		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU, Clock: sourceClock(m.Clock, in), ClockStated: true,
+		// What the source proves, known at its end (SetIncomplete before
+		// Close); losses found on the way travel as lost-event records.
+		CoverageAtClose: true,
 	})
 }

@@ -108,7 +108,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			rep.Trace.SkippedRecords = ld.Meta.Skipped
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
-				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel); err != nil {
+				if err := writeReplayed(out, sim, topo, ld.Meta.Kernel, sourceClock(ld.Meta.Clock, args[0])); err != nil {
 					return outputError(out, err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
@@ -161,7 +161,7 @@ func traceRelease(ld *ingest.Loaded, topo *topology.Topology, path string) (poli
 
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can
 // be looked at beside the recording in a trace viewer.
-func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, kernel string) error {
+func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, kernel, clock string) error {
 	f, err := os.CreateTemp(dirOf(path), ".replay.*.tmp")
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func writeReplayed(path string, tl *timeline.Timeline, topo *topology.Topology, 
 			os.Remove(f.Name())
 		}
 	}()
-	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU, RecordStart: true})
+	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU, Clock: clock, ClockStated: true, RecordStart: true})
 	if err != nil {
 		return err
 	}
