@@ -40,7 +40,7 @@ output is written to a temporary file beside OUT and renamed when complete.`,
 			if out == "" {
 				return usagef("-o OUT.pftrace is required")
 			}
-			n, err := convertTrace(args[0], out, compact, lenient, topologyFlag)
+			n, err := convertTrace(cmd.ErrOrStderr(), args[0], out, compact, lenient, topologyFlag)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ output is written to a temporary file beside OUT and renamed when complete.`,
 // convertTrace streams in to a Perfetto trace at out and returns the number
 // of events written. The process tree comes from the input's own (Perfetto)
 // or from the comms and thread groups its events carry.
-func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, error) {
+func convertTrace(stderr io.Writer, in, out string, compact, lenient bool, topoFlag string) (int, error) {
 	s, err := ingest.Open(in, ingest.Options{Name: in, Lenient: lenient})
 	if err != nil {
 		return 0, err
@@ -173,6 +173,12 @@ func convertTrace(in, out string, compact, lenient bool, topoFlag string) (int, 
 		if err := w.AddGroup(g); err != nil {
 			return n, outputError(out, err)
 		}
+	}
+	if err := s.Truncated(); err != nil {
+		fmt.Fprintf(stderr, "warning: %v; what decompressed before it is converted (--lenient)\n", err)
+	}
+	if m := s.Meta(); m.Skipped > 0 {
+		fmt.Fprintf(stderr, "warning: %d malformed records skipped (--lenient); first: %v\n", m.Skipped, m.SkippedErrors[0])
 	}
 	w.SetIncomplete(s.Meta().Coverage != timeline.CoverageComplete)
 	if err := w.Close(); err != nil {

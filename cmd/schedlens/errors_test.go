@@ -156,5 +156,8 @@ func TestLenientTruncatedCompressed(t *testing.T) {
 		if got < all/4 || got >= all {
 			t.Errorf("%s cut in half, --lenient: %v events of %v", src, got, all)
 		}
+		if _, stderr, code := execute(t, "convert", "--lenient", p, "-o", p+".pftrace"); code != 0 || !strings.Contains(stderr, "truncated") {
+			t.Errorf("convert --lenient %s cut in half: exit %d, stderr %q: want the events that decompressed and a warning", src, code, stderr)
+		}
 	}
 }
