@@ -86,6 +86,7 @@ type Stream struct {
 	// events estimates the event count from the input's size (0 if
 	// unknown), to pre-size the Builder's columns.
 	events int
+	dec         *decompressErr
 }
 
 // maxEventHint caps the pre-sizing estimate (about 11 GiB of columns).
@@ -104,6 +105,24 @@ func sizeOf(r io.Reader) int64 {
 	}
 	return -1
 }
+
+// Truncated returns the decompression failure that ended a compressed
+// input early under Lenient (what decompressed before it was read), or nil.
+func (s *Stream) Truncated() error {
+	if s.dec == nil || s.dec.failed == nil {
+		return nil
+	}
+	return s.dec.failed
+}
+
+// RecordError is a Load error met while reading records: a malformed record
+// that Options.Lenient would skip. Errors opening the input (a missing
+// file, a directory, an empty or unrecognized file, a damaged header) are
+// not RecordErrors.
+type RecordError struct{ Err error }
+
+func (e *RecordError) Error() string { return e.Err.Error() }
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // Close releases the file and decompressors.
 func (s *Stream) Close() error {
@@ -155,9 +174,9 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, closers...)
-	switch in.(type) {
-	case *decompressErr:
-		s.Compression = in.(*decompressErr).kind
+	if d, ok := in.(*decompressErr); ok {
+		s.Compression, s.dec = d.kind, d
+		d.lenient = opts.Lenient
 	}
 	hb := bufio.NewReaderSize(in, sniffLen)
 	head, err := hb.Peek(sniffLen)
@@ -226,15 +245,21 @@ func decompressorNamed(r io.Reader, name string) (io.Reader, []io.Closer, error)
 	return br, nil, nil
 }
 
-// decompressErr turns decompression failures into positioned errors.
+// decompressErr turns decompression failures into positioned errors; when
+// lenient, into the end of the input, the failure kept in failed.
 type decompressErr struct {
-	r    io.Reader
-	name string
-	kind string
-	off  int64
+	r       io.Reader
+	name    string
+	kind    string
+	off     int64
+	lenient bool
+	failed  error
 }
 
 func (d *decompressErr) Read(p []byte) (int, error) {
+	if d.failed != nil {
+		return 0, io.EOF
+	}
 	n, err := d.r.Read(p)
 	d.off += int64(n)
 	if err != nil && err != io.EOF {
@@ -242,8 +267,13 @@ func (d *decompressErr) Read(p []byte) (int, error) {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			cause = parse.ErrTruncated
 		}
-		return n, &parse.ParseError{File: d.name, Offset: d.off, Record: d.kind + " stream",
+		perr := &parse.ParseError{File: d.name, Offset: d.off, Record: d.kind + " stream",
 			Msg: fmt.Sprintf("%s data corrupt or truncated after %d decompressed bytes: %v", d.kind, d.off, err), Err: cause}
+		if d.lenient {
+			d.failed = perr
+			return n, io.EOF
+		}
+		return n, perr
 	}
 	return n, err
 }
@@ -283,6 +313,10 @@ func load(s *Stream, path string, maxEvents int64) (*Loaded, error) {
 			break
 		}
 		if err != nil {
+			var perr *parse.ParseError
+			if errors.As(err, &perr) {
+				return nil, &RecordError{Err: err}
+			}
 			return nil, err
 		}
 		if limit > 0 && int64(b.Len()) >= limit {
@@ -293,6 +327,9 @@ func load(s *Stream, path string, maxEvents int64) (*Loaded, error) {
 		b.Add(ev)
 	}
 	meta = s.Meta()
+	if err := s.Truncated(); err != nil {
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%v; what decompressed before it is analysed (--lenient)", err))
+	}
 	meta.Apply(b)
 	tl, err := b.Finish()
 	if err != nil {

@@ -52,3 +52,31 @@ func ReleaseNextTo(tracePath string) (release, file string, err error) {
 	}
 	return "", "", sc.Err()
 }
+
+// ClockNextTo returns the trace clock recorded in meta.txt next to a trace
+// (its "clock:" line, e.g. "clock: mono"), for a text trace that does not
+// name its clock; "" when there is no such file or line.
+func ClockNextTo(tracePath string) (string, error) {
+	dir := tracePath
+	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(tracePath)
+	}
+	f, err := os.Open(filepath.Join(dir, MetaFileName))
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "clock:"); ok {
+			if fs := strings.Fields(v); len(fs) > 0 {
+				return fs[0], nil
+			}
+		}
+	}
+	return "", sc.Err()
+}

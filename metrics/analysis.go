@@ -48,6 +48,10 @@ type Analysis struct {
 	Misplaced *Misplaced
 	// Notes are assumptions the analysis had to make, for the reader.
 	Notes []string
+	// UnobservedNs is, per CPU, the time of the window in which what the
+	// CPU ran is not known (before its stream starts, in lost-event gaps,
+	// after a missing switch): neither busy nor idle in any figure.
+	UnobservedNs []int64
 
 	strips func() [][]StripBin
 }
@@ -215,6 +219,7 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	a.Misplaced = c.misplaced(sw)
 	a.Latency = <-done
 	a.strips = func() [][]StripBin { return c.buildStrips(sw.windows, sw.periods) }
+	a.UnobservedNs = c.unobserved()
 	a.Notes = append(a.Notes, c.aff.Notes...)
 	if n := a.Idle.PossiblyPinnedTasks; n > 0 {
 		a.Notes = append(a.Notes, fmt.Sprintf("%d tasks ran on a single CPU across many waits while another CPU was idle: they may be pinned (pass --affinity FILE)", n))
@@ -293,6 +298,30 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	c.samples = make([]Sample, 0, nsamples)
 	c.ut = newUtilTracker(n, opts.PELT)
 	return c
+}
+
+// unobserved returns per CPU the window time covered by neither a run nor
+// an idle segment.
+func (c *collector) unobserved() []int64 {
+	span := int64(c.win.End - c.win.Start)
+	out := make([]int64, c.topo.NCPU())
+	for i := range out {
+		out[i] = span
+	}
+	for i := range c.runs {
+		if r := &c.runs[i]; int(r.cpu) < len(out) {
+			out[r.cpu] -= int64(r.end - r.start)
+		}
+	}
+	for i := range c.idles {
+		if s := &c.idles[i]; int(s.cpu) < len(out) {
+			out[s.cpu] -= int64(s.end - s.start)
+		}
+	}
+	for i := range out {
+		out[i] = max(out[i], 0)
+	}
+	return out
 }
 
 // maskAt returns the maskTab index of task id's allowed CPUs at t.

@@ -388,8 +388,9 @@ type Latency struct {
 	Samples []Sample
 	Wakeup  LatencyStats
 	Preempt LatencyStats
-	// WakeupsOfRunning and WakeupsOfQueued count wakeups of tasks that
-	// were running or already runnable (whole trace): not samples.
+	// WakeupsOfRunning and WakeupsOfQueued count wakeups of the selected
+	// tasks while they were running or already runnable (whole trace):
+	// not samples.
 	WakeupsOfRunning int64
 	WakeupsOfQueued  int64
 	HasWaking        bool // the trace has sched_waking
@@ -397,8 +398,13 @@ type Latency struct {
 }
 
 func (c *collector) latency() *Latency {
-	l := &Latency{Samples: c.samples, WakeupsOfRunning: c.walk.WakeupsOfRunning, WakeupsOfQueued: c.walk.WakeupsOfQueued,
-		HasWaking: c.tl.HasWaking, HasWakeup: c.tl.HasWakeup}
+	l := &Latency{Samples: c.samples, HasWaking: c.tl.HasWaking, HasWakeup: c.tl.HasWakeup}
+	for id, m := range c.match {
+		if m && id < len(c.walk.WakeupsOfRunningBy) {
+			l.WakeupsOfRunning += int64(c.walk.WakeupsOfRunningBy[id])
+			l.WakeupsOfQueued += int64(c.walk.WakeupsOfQueuedBy[id])
+		}
+	}
 	ntask, ncomm, ncpu := len(c.tl.Tasks), c.tl.Strings.Len(), c.topo.NCPU()
 	g := [2]*grouper{newGrouper(ntask, ncomm, ncpu, false), newGrouper(ntask, ncomm, ncpu, true)}
 	for _, x := range g {

@@ -12,7 +12,8 @@ type StripBin struct {
 	IdleWithRunnableNs int64
 }
 
-// CPUStrips returns, per CPU, the window cut into StripBins equal bins with
+// CPUStrips returns, per CPU, the window cut into StripBins equal bins (each
+// span/StripBins ns long, rounded to whole ns) with
 // the busy, idle and idle-with-runnable time of each: the data of a per-CPU
 // timeline strip. Time in none of them is unknown. It is computed on
 // demand.
@@ -21,6 +22,24 @@ func (a *Analysis) CPUStrips() [][]StripBin {
 		return nil
 	}
 	return a.strips()
+}
+
+// stripEdge is where bin k of a window span ns long starts, in ns from the
+// window start; bin k covers [stripEdge(k), stripEdge(k+1)).
+func stripEdge(k, span int64) int64 { return k * span / StripBins }
+
+// stripBin is the bin holding offset t (0 <= t < span): the last k with
+// stripEdge(k) <= t. The estimate t*StripBins/span can be one off either
+// way where the integer division rounds the edges.
+func stripBin(t, span int64) int64 {
+	k := min(t*StripBins/span, StripBins-1)
+	for k > 0 && stripEdge(k, span) > t {
+		k--
+	}
+	for k+1 < StripBins && stripEdge(k+1, span) <= t {
+		k++
+	}
+	return k
 }
 
 func (c *collector) buildStrips(windows []IdleWindow, periods []int64) [][]StripBin {
@@ -39,14 +58,8 @@ func (c *collector) buildStrips(windows []IdleWindow, periods []int64) [][]Strip
 		}
 		a, b := int64(s-c.win.Start), int64(e-c.win.Start)
 		for a < b {
-			k := a * StripBins / span
-			if k >= StripBins {
-				k = StripBins - 1
-			}
-			end := min(b, (k+1)*span/StripBins)
-			if end <= a {
-				end = b
-			}
+			k := stripBin(a, span)
+			end := min(b, stripEdge(k+1, span))
 			f(&out[cpu][k], end-a)
 			a = end
 		}

@@ -171,6 +171,11 @@ func (r *writer) traceSection() {
 		inc = fmt.Sprintf("%d sched_switch events missing from the trace; the time they touch counts as unknown, not as anyone's", t.Inconsistencies)
 	}
 	rows = append(rows, [2]string{"inconsistent", inc})
+	unobs := "under 1% of the window on every CPU"
+	if u := r.unobserved(); u != "" {
+		unobs = u
+	}
+	rows = append(rows, [2]string{"unobserved", unobs})
 	if t.SkippedRecords > 0 {
 		rows = append(rows, [2]string{"skipped", fmt.Sprintf("%d malformed records (--lenient)", t.SkippedRecords)})
 	}
@@ -622,10 +627,45 @@ func (r *writer) misplaced(detail bool) {
 	r.d.defs(defs...)
 }
 
+// UnobservedLarge is the share of the window a CPU must spend unobserved
+// for the report to name it in its summary and warnings.
+const UnobservedLarge = 0.01
+
+// unobserved names the CPUs unobserved for UnobservedLarge of the window
+// or more (among the CPUs the trace has), largest first: "CPU 1 16.2% (806.7 ms), CPU 3 2.0% (99.6 ms)
+// of the window", or "".
+func (r *writer) unobserved() string {
+	a := r.a
+	span := float64(a.Window.End - a.Window.Start)
+	if span <= 0 {
+		return ""
+	}
+	var cpus []int
+	for c, ns := range a.UnobservedNs {
+		// CPUs the topology has and the trace never shows are warned about
+		// apart (allWarnings).
+		if c < r.in.Trace.CPUs && float64(ns) >= UnobservedLarge*span {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(cpus, func(x, y int) int { return cmp.Compare(a.UnobservedNs[y], a.UnobservedNs[x]) })
+	var parts []string
+	for _, c := range cpus {
+		parts = append(parts, fmt.Sprintf("CPU %d %.1f%% (%s ms)", c, 100*float64(a.UnobservedNs[c])/span, msf(a.UnobservedNs[c])))
+	}
+	return strings.Join(parts, ", ") + " of the window: what ran there is unknown (lost events, missing switches, late buffers), counted neither busy nor idle"
+}
+
 // Warnings returns what the reader must know about the figures, beyond
 // the load warnings in in.Warnings.
 func (r *writer) allWarnings() []string {
 	ws := slices.Clone(r.in.Warnings)
+	if u := r.unobserved(); u != "" {
+		ws = append(ws, "unobserved: "+u)
+	}
 	ws = append(ws, r.a.Notes...)
 	if t := r.a.Topology; t != nil {
 		ws = append(ws, t.Notes...)

@@ -110,13 +110,16 @@ type walker struct {
 	active int // gaps open now
 	span   Span
 
-	// counters
-	WakeRunning int64
-	WakeQueued  int64
+	// counters, per task
+	wakeRun, wakeQueued []int32
 }
 
+func (w *walker) countWakeRunning(id TaskID, n int32) { w.wakeRun[id] += n }
+func (w *walker) countWakeQueued(id TaskID)           { w.wakeQueued[id]++ }
+
 func newWalker(tl *Timeline) *walker {
-	w := &walker{tl: tl, ts: make([]tstate, len(tl.Tasks)), cs: make([]cstate, tl.NCPU)}
+	w := &walker{tl: tl, ts: make([]tstate, len(tl.Tasks)), cs: make([]cstate, tl.NCPU),
+		wakeRun: make([]int32, len(tl.Tasks)), wakeQueued: make([]int32, len(tl.Tasks))}
 	for i := range w.ts {
 		w.ts[i] = tstate{st: SpanUnknown, cpu: NoCPU, since: NoTime, enq: NoTime, waking: NoTime, wakeup: NoTime, race: NoTime, waker: NoTask, prio: -1}
 	}
@@ -141,13 +144,20 @@ func newWalker(tl *Timeline) *walker {
 func (tl *Timeline) Walk(fn func(*Span)) WalkStats {
 	w := newWalker(tl)
 	w.run(fn)
-	return WalkStats{WakeupsOfRunning: w.WakeRunning, WakeupsOfQueued: w.WakeQueued}
+	st := WalkStats{WakeupsOfRunningBy: w.wakeRun, WakeupsOfQueuedBy: w.wakeQueued}
+	for i := range w.wakeRun {
+		st.WakeupsOfRunning += int64(w.wakeRun[i])
+		st.WakeupsOfQueued += int64(w.wakeQueued[i])
+	}
+	return st
 }
 
 // WalkStats counts what Walk saw besides spans.
 type WalkStats struct {
 	WakeupsOfRunning int64 // wakeups of a task that was running: not latency samples
 	WakeupsOfQueued  int64 // wakeups of a task already runnable: not latency samples
+	// The same counts per TaskID, for figures that honour a task filter.
+	WakeupsOfRunningBy, WakeupsOfQueuedBy []int32
 }
 
 func (w *walker) out(task TaskID, st SpanState, cpu CPU, start, end Time, flags uint8) {
@@ -404,7 +414,7 @@ func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
 				}
 			case p.tent:
 				// Woken while we did not know it was running here.
-				w.WakeRunning++
+				w.countWakeRunning(prev, 1)
 				if c.obsStart != NoTime {
 					w.out(prev, SpanUnknown, NoCPU, p.since, p.since, 0)
 					w.out(prev, SpanRunning, cpu, c.obsStart, t, 0)
@@ -440,7 +450,7 @@ func (w *walker) doSwitch(i int, t Time, cpu CPU, prev, next TaskID) {
 			p.st = SpanWoken
 			p.flags |= SpanSameTimeWake
 			p.waker, p.wctx, p.wcpu, p.target = pw, pctx, pcpu, ptgt
-			w.WakeRunning-- // counted when the waking came first
+			w.countWakeRunning(prev, -1) // counted when the waking came first
 			if wakeup != NoTime && wakeup >= race {
 				p.enq = t
 			}
@@ -508,18 +518,18 @@ func (w *walker) doWaking(i int, t Time, cpu CPU, id TaskID) {
 	switch ts.st {
 	case SpanRunning:
 		if ts.tent {
-			w.WakeRunning++
+			w.countWakeRunning(id, 1)
 			return
 		}
 		ts.waking = t
 		ts.waker, ts.wctx, ts.wcpu, ts.target = tl.Other[i], tl.Ctxs[i], cpu, CPU(tl.Args[i])
-		w.WakeRunning++
+		w.countWakeRunning(id, 1)
 		return
 	case SpanPreempted:
 		if !ts.tent && !ts.plainR {
 			// Preempted (R+) between set_current_state and schedule():
 			// try_to_wake_up finds it queued and only makes it running.
-			w.WakeQueued++
+			w.countWakeQueued(id)
 			return
 		}
 	case SpanDead:
@@ -529,7 +539,7 @@ func (w *walker) doWaking(i int, t Time, cpu CPU, id TaskID) {
 	if (ts.st == SpanWoken || ts.st == SpanPreempted) && !ts.tent {
 		// Woken already (TASK_RUNNING since), or queued in R: a second
 		// sched_waking means it ran and blocked unseen.
-		w.WakeQueued++
+		w.countWakeQueued(id)
 		w.wokenQueued(id, t, cpu)
 		wasUnknown = false
 	} else if ts.st == SpanWoken {
@@ -566,14 +576,14 @@ func (w *walker) doWakeup(i int, t Time, cpu CPU, id TaskID) {
 		return
 	case SpanRunning:
 		if ts.waking == NoTime && !tl.HasWaking {
-			w.WakeRunning++
+			w.countWakeRunning(id, 1)
 		}
 		ts.wakeup = t
 		return
 	case SpanPreempted:
 		if tl.HasWaking || ts.tent || !ts.plainR {
 			if !tl.HasWaking {
-				w.WakeQueued++
+				w.countWakeQueued(id)
 			}
 			return
 		}

@@ -14,6 +14,8 @@ import (
 type affinityFlags struct {
 	file    string
 	noInfer bool
+	rules   []affinity.Rule // the file's rules, once read
+	loaded  bool
 }
 
 func (f *affinityFlags) register(cmd *cobra.Command) {
@@ -22,17 +24,26 @@ func (f *affinityFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noInfer, "no-infer-affinity", false, "do not infer pinned tasks from the trace (by default a task that waited behind another task several times while a CPU it never used sat idle is taken as pinned, and said so)")
 }
 
+// read reads the --affinity file, once: before the trace loads.
+func (f *affinityFlags) read() error {
+	if f.loaded || f.file == "" {
+		return nil
+	}
+	rules, err := affinity.ReadRules(f.file)
+	if err != nil {
+		return fmt.Errorf("--affinity: %w", err)
+	}
+	f.rules, f.loaded = rules, true
+	return nil
+}
+
 // build returns the affinity map of tl: per-CPU kthreads by name, the
 // inference, what a recorder saw, then the file.
 func (f *affinityFlags) build(tl *timeline.Timeline) (*affinity.Map, error) {
-	var rules []affinity.Rule
-	if f.file != "" {
-		var err error
-		if rules, err = affinity.ReadRules(f.file); err != nil {
-			return nil, fmt.Errorf("--affinity: %w", err)
-		}
+	if err := f.read(); err != nil {
+		return nil, err
 	}
-	m, err := affinity.Build(tl, affinity.BuildOptions{Rules: rules, NoInfer: f.noInfer})
+	m, err := affinity.Build(tl, affinity.BuildOptions{Rules: f.rules, NoInfer: f.noInfer})
 	if err != nil {
 		return nil, fmt.Errorf("--affinity: %w", err)
 	}

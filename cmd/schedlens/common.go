@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
 )
 
 // traceFlags are the flags every trace-reading command shares.
@@ -115,6 +117,21 @@ func (f *traceFlags) filter() metrics.Filter {
 	return flt
 }
 
+// checkFilter fails when --pid/--comm select no task of tl, naming the
+// trace's closest pids and comms, and warns on w about each value that
+// selects nothing when others do.
+func (f *traceFlags) checkFilter(w io.Writer, tl *timeline.Timeline) error {
+	flt := f.filter()
+	if err := flt.Check(tl); err != nil {
+		return usageError{err}
+	}
+	misses, _ := flt.Misses(tl)
+	for _, m := range misses {
+		fmt.Fprintf(w, "warning: --pid/--comm: %s\n", m)
+	}
+	return nil
+}
+
 // filterText describes --pid/--comm for reports: "pid 1,2 and comm foo", "" for none.
 func (f *traceFlags) filterText() string {
 	var parts []string
@@ -142,7 +159,10 @@ func (f *traceFlags) prepare(cmd *cobra.Command, path string, formats ...string)
 		return nil, metrics.Window{}, err
 	}
 	win, err := f.window(ld.Timeline)
-	return ld, win, err
+	if err != nil {
+		return ld, win, err
+	}
+	return ld, win, f.checkFilter(cmd.ErrOrStderr(), ld.Timeline)
 }
 
 // validate checks the flags that need no trace, so that a usage error does
@@ -156,6 +176,34 @@ func (f *traceFlags) validate() error {
 			return usagef("%s: %v", v.name, err)
 		}
 	}
+	if f.start != "" && f.end != "" {
+		s, _ := parseSeconds(f.start)
+		e, _ := parseSeconds(f.end)
+		if e < s {
+			return usagef("--start %s is after --end %s: the window would be empty", f.start, f.end)
+		}
+	}
+	if f.start != "" && f.startMarker != "" {
+		return usagef("--start and --start-marker both set the window start: give one")
+	}
+	if f.end != "" && f.endMarker != "" {
+		return usagef("--end and --end-marker both set the window end: give one")
+	}
+	return nil
+}
+
+// checkInputs reads the --topology and --affinity files (or checks the
+// preset name) before the trace, so that a mistake in them does not wait
+// for a multi-GB trace to load.
+func checkInputs(topoFlag string, aff *affinityFlags) error {
+	if topoFlag != "" {
+		if _, err := topology.LoadOrPreset(topoFlag); err != nil {
+			return fmt.Errorf("--topology: %w", err)
+		}
+	}
+	if aff != nil {
+		return aff.read()
+	}
 	return nil
 }
 
@@ -165,9 +213,18 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	ld, err := ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents})
+	var ld *ingest.Loaded
+	var err error
+	if path == "-" {
+		ld, err = ingest.LoadReader(stdinFile, path, ingest.Options{Name: "<stdin>", Lenient: f.lenient, MaxEvents: f.maxEvents})
+	} else {
+		ld, err = ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents})
+	}
 	if err != nil {
-		if !f.lenient && !errors.Is(err, ingest.ErrTooManyEvents) {
+		var rerr *ingest.RecordError
+		if !f.lenient && errors.As(err, &rerr) && !errors.Is(err, ingest.ErrTooManyEvents) {
+			// Only a malformed record can be skipped; a missing, empty or
+			// unrecognized file cannot.
 			return nil, fmt.Errorf("%w (use --lenient to skip malformed records)", err)
 		}
 		return nil, err
@@ -210,6 +267,38 @@ func warnLoad(w io.Writer, ld *ingest.Loaded) {
 	for _, s := range m.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
+}
+
+// stdinFile is the standard input traces are read from ("-", or a pipe
+// into a command given no TRACE); tests replace it.
+var stdinFile = os.Stdin
+
+// stdinHasTrace reports whether standard input is a pipe or a regular file
+// (not a terminal, nor a device such as /dev/null): then a command given no
+// TRACE reads it.
+func stdinHasTrace() bool {
+	if stdinFile == nil {
+		return false
+	}
+	fi, err := stdinFile.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()
+}
+
+// outputError describes a failure to write the -o file by the path the user
+// gave, not by the temporary file written beside it.
+func outputError(out string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("-o %s: %s: %w", out, pe.Op, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("-o %s: %w", out, le.Err)
+	}
+	return fmt.Errorf("-o %s: %w", out, err)
 }
 
 func writeJSON(w io.Writer, v any) error {

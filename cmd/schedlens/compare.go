@@ -56,6 +56,12 @@ excludes 0 are marked *...*; any other change is inside the noise.
 			if top < 1 {
 				return usagef("--top %d: want 1 or more", top)
 			}
+			if err := f.validate(); err != nil {
+				return err
+			}
+			if err := checkInputs(topoFlag, &aff); err != nil {
+				return err
+			}
 			var sides [2][]compare.Run
 			for i, paths := range [][]string{basePaths, newPaths} {
 				for _, p := range paths {
@@ -141,6 +147,9 @@ func measureRun(cmd *cobra.Command, f *traceFlags, aff *affinityFlags, topoFlag,
 	tl := ld.Timeline
 	win, err := f.window(tl)
 	if err != nil {
+		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.checkFilter(cmd.ErrOrStderr(), tl); err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}
 	topo, err := topology.Resolve(ld.Meta.Topology, path, topoFlag, tl.NCPU)

@@ -44,7 +44,7 @@ output is written to a temporary file beside OUT and renamed when complete
 			if out == "" {
 				return usagef("-o OUT.pftrace is required")
 			}
-			n, err := convertTrace(args[0], out, cmd.OutOrStdout(), compact, lenient, topologyFlag)
+			n, err := convertTrace(cmd.ErrOrStderr(), args[0], out, cmd.OutOrStdout(), compact, lenient, topologyFlag)
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ output is written to a temporary file beside OUT and renamed when complete
 // convertTrace streams in to a Perfetto trace at out and returns the number
 // of events written. The process tree comes from the input's own (Perfetto)
 // or from the comms and thread groups its events carry.
-func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoFlag string) (int, error) {
+func convertTrace(stderr io.Writer, in, out string, stdout io.Writer, compact, lenient bool, topoFlag string) (int, error) {
 	s, err := ingest.Open(in, ingest.Options{Name: in, Lenient: lenient})
 	if err != nil {
 		return 0, err
@@ -71,7 +71,7 @@ func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoF
 	defer s.Close()
 	tmp, err := outfile.Create(out, outfile.Options{Inputs: []string{in}, Stdout: stdout, RemoveOnSignal: true})
 	if err != nil {
-		return 0, err
+		return 0, outputError(out, err)
 	}
 	defer tmp.Abort()
 	strs := s.Strings()
@@ -129,7 +129,7 @@ func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoF
 			}
 			for i := range pending {
 				if err := w.Add(&pending[i]); err != nil {
-					return n, err
+					return n, outputError(out, err)
 				}
 				n++
 			}
@@ -137,7 +137,7 @@ func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoF
 			continue
 		}
 		if err := w.Add(&ev); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 		n++
 	}
@@ -147,7 +147,7 @@ func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoF
 		}
 		for i := range pending {
 			if err := w.Add(&pending[i]); err != nil {
-				return n, err
+				return n, outputError(out, err)
 			}
 			n++
 		}
@@ -159,25 +159,45 @@ func convertTrace(in, out string, stdout io.Writer, compact, lenient bool, topoF
 	for _, pid := range slices.Sorted(maps.Keys(tasks)) {
 		ti := tasks[pid]
 		if err := w.Task(pid, ti.tgid, strs.Get(ti.comm)); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 	}
 	// Affinity and task-group changes (a schedlens recording's task
 	// attributes) are known once the input is read.
 	for _, a := range s.Meta().Affinity {
 		if err := w.AddAffinity(a); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 	}
 	for _, g := range s.Meta().Groups {
 		if err := w.AddGroup(g); err != nil {
-			return n, err
+			return n, outputError(out, err)
 		}
 	}
-	if err := w.Close(); err != nil {
-		return n, err
+	if err := s.Truncated(); err != nil {
+		fmt.Fprintf(stderr, "warning: %v; what decompressed before it is converted (--lenient)\n", err)
 	}
-	return n, tmp.Commit()
+	if m := s.Meta(); m.Skipped > 0 {
+		fmt.Fprintf(stderr, "warning: %d malformed records skipped (--lenient); first: %v\n", m.Skipped, m.SkippedErrors[0])
+	}
+	w.SetIncomplete(s.Meta().Coverage != timeline.CoverageComplete)
+	if err := w.Close(); err != nil {
+		return n, outputError(out, err)
+	}
+	if err := tmp.Commit(); err != nil {
+		return n, outputError(out, err)
+	}
+	return n, nil
+}
+
+// sourceClock is the trace clock of the input: what the trace says, else
+// the "clock:" line of a meta.txt next to it, else "" (unknown).
+func sourceClock(fromTrace, path string) string {
+	if fromTrace != "" || path == "-" {
+		return fromTrace
+	}
+	c, _ := ingest.ClockNextTo(path)
+	return c
 }
 
 func startWriter(f io.Writer, s *ingest.Stream, compact bool, in, topoFlag string) (*perfetto.Writer, error) {
@@ -193,9 +213,9 @@ func startWriter(f io.Writer, s *ingest.Stream, compact bool, in, topoFlag strin
 		topo = t
 	}
 	return perfetto.NewWriter(f, perfetto.WriterOptions{
-		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU,
-		// What the source proves by now (a text header); losses found later
-		// travel as lost-event records.
-		Incomplete: m.Coverage != timeline.CoverageComplete,
+		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU, Clock: sourceClock(m.Clock, in), ClockStated: true,
+		// What the source proves, known at its end (SetIncomplete before
+		// Close); losses found on the way travel as lost-event records.
+		CoverageAtClose: true,
 	})
 }

@@ -74,6 +74,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return usagef("--cpu-speed: %v", err)
 			}
+			if err := checkInputs(topoFlag, &aff); err != nil {
+				return err
+			}
 			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
 			if err != nil {
 				return err
@@ -105,8 +108,8 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
-				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel); err != nil {
-					return err
+				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel, sourceClock(ld.Meta.Clock, args[0])); err != nil {
+					return outputError(out, err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}
@@ -159,13 +162,13 @@ func traceRelease(ld *ingest.Loaded, topo *topology.Topology, path string) (poli
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can
 // be looked at beside the recording in a trace viewer. Not to stdout: the
 // report goes there.
-func writeReplayed(path, input string, tl *timeline.Timeline, topo *topology.Topology, kernel string) error {
+func writeReplayed(path, input string, tl *timeline.Timeline, topo *topology.Topology, kernel, clock string) error {
 	f, err := outfile.Create(path, outfile.Options{Inputs: []string{input}, RemoveOnSignal: true})
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU, RecordStart: true})
+	w, err := perfetto.NewWriter(f, perfetto.WriterOptions{Strings: tl.Strings, Topology: topo, Kernel: kernel, NCPU: tl.NCPU, Clock: clock, ClockStated: true, RecordStart: true})
 	if err != nil {
 		return err
 	}

@@ -78,9 +78,18 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 			return nil, usagef("--samples %s: want a file name ending in .csv or .jsonl", f.samples)
 		}
 	}
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkInputs(f.topology, &f.affinity); err != nil {
+		return nil, err
+	}
 	var ld *ingest.Loaded
 	var err error
 	var warn bytes.Buffer
+	if len(args) == 0 && stdinHasTrace() {
+		args = []string{"-"}
+	}
 	embedded := len(args) == 0
 	if embedded {
 		ld, err = ingest.LoadReader(bytes.NewReader(fixtures.Embedded), fixtures.EmbeddedName, ingest.Options{Name: fixtures.EmbeddedName, Lenient: f.lenient})
@@ -104,6 +113,12 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	if err != nil {
 		return nil, err
 	}
+	var fw bytes.Buffer
+	if err := f.checkFilter(&fw, tl); err != nil {
+		return nil, err
+	}
+	cmd.ErrOrStderr().Write(fw.Bytes())
+	warn.Write(fw.Bytes())
 	topo, err := f.resolveTopology(ld, embedded)
 	if err != nil {
 		return nil, err

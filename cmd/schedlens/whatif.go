@@ -85,6 +85,9 @@ Method and the check against real A/B captures: docs/whatif.md.`,
 					return usagef("%v", err)
 				}
 			}
+			if err := checkInputs(topoFlag, &aff); err != nil {
+				return err
+			}
 			ld, win, err := f.prepare(cmd, args[0], whatif.Formats...)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"sort"
@@ -61,6 +62,8 @@ func (r *Reader) lockClock(clk uint64, ftraceTS, bootTS int64, pair bool) {
 		} else {
 			r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("primary trace clock %s has no snapshot with boot time before the first bundle: timestamps stay on the boot clock", builtinClockName(r.primary)))
 		}
+	} else if clk == ftraceClockUnspecified {
+		r.clockDefault = true
 	}
 	r.meta.Clock = name
 }
@@ -585,4 +588,35 @@ func kernelComm(name string) string {
 		}
 	}
 	return name
+}
+
+// decodeMachine reads schedlens' Machine message: the source's clock name
+// and its whole topology as topology JSON.
+func (r *Reader) decodeMachine(b []byte) *fieldError {
+	for len(b) > 0 {
+		f, n, fe := next(b)
+		if fe != nil {
+			return fe
+		}
+		b = b[n:]
+		switch f.num {
+		case fMachineClock:
+			if fe := f.want(protowire.BytesType, "clock"); fe != nil {
+				return fe
+			}
+			r.machClock, r.machClockSet = string(f.b), true
+		case fMachineTopology:
+			if fe := f.want(protowire.BytesType, "topology_json"); fe != nil {
+				return fe
+			}
+			t, err := topology.ReadJSON(bytes.NewReader(f.b), "topology_json")
+			if err != nil {
+				r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("the topology in schedlens' machine packet is ignored (the CpuInfo one is used): %v", err))
+				continue
+			}
+			t.Source = "trace"
+			r.machTopo = t
+		}
+	}
+	return nil
 }

@@ -41,6 +41,18 @@ const (
 	// skips the others (proto_trace_reader.cc, proto_trace_parser_impl.cc).
 	// See docs/perfetto.md.
 	fPacketTaskAttrs = 9870
+	// fPacketMachine is schedlens' own TracePacket field, next to
+	// fPacketTaskAttrs and skipped by Perfetto's tools alike: what
+	// SystemInfo and CpuInfo cannot say about the traced machine, the
+	// Machine message below.
+	fPacketMachine = 9871
+)
+
+// Machine, schedlens' message in TracePacket field 9871 (docs/perfetto.md
+// gives its .proto form).
+const (
+	fMachineClock    = 1 // optional string clock = 1: the source's trace clock ("mono", "boot", "global", ...)
+	fMachineTopology = 2 // optional string topology_json = 2: topology.WriteJSON of the whole topology
 )
 
 // TaskAttrs, schedlens' message in TracePacket field 9870 (docs/perfetto.md

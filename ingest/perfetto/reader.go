@@ -85,9 +85,17 @@ type Reader struct {
 	switchesSeen int64
 
 	clockLocked bool
-	clockOffset int64 // added to every ftrace timestamp
-	primary     uint32
-	snapshot    map[uint32]uint64 // first clock snapshot: clock id -> timestamp
+	// clockDefault: the trace names no clock (no ftrace_clock, boot as the
+	// primary clock), so its timestamps are taken as boot time.
+	clockDefault bool
+	// What schedlens' Machine packet says: the source's clock and its
+	// whole topology (which CpuInfo cannot hold); nil and "" when absent.
+	machTopo     *topology.Topology
+	machClock    string
+	machClockSet bool
+	clockOffset  int64 // added to every ftrace timestamp
+	primary      uint32
+	snapshot     map[uint32]uint64 // first clock snapshot: clock id -> timestamp
 
 	host      uint32 // machine id whose data is read
 	hostKnown bool
@@ -475,11 +483,11 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 // packetFields holds the fields of one TracePacket that are decoded after
 // the whole packet was scanned (their meaning depends on other fields).
 type packetFields struct {
-	ftrace, tree, sysInfo, cpuInfo, stats, traceStats, snapshot, service, compressed, zstd, attrs []byte
-	hasTimestamp, hasSeq, hasMachine                                                              bool
-	timestamp                                                                                     uint64
-	seq, flags, machine                                                                           uint32
-	dropped, cleared, first                                                                       bool
+	ftrace, tree, sysInfo, cpuInfo, stats, traceStats, snapshot, service, compressed, zstd, attrs, mach []byte
+	hasTimestamp, hasSeq, hasMachine                                                                    bool
+	timestamp                                                                                           uint64
+	seq, flags, machine                                                                                 uint32
+	dropped, cleared, first                                                                             bool
 }
 
 // decodePacket decodes one TracePacket. Events of an ftrace bundle go to
@@ -517,6 +525,8 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 			dst, name = &p.zstd, "zstd_compressed_packets"
 		case fPacketTaskAttrs:
 			dst, name = &p.attrs, "schedlens_task_attrs"
+		case fPacketMachine:
+			dst, name = &p.mach, "schedlens_machine"
 		case fPacketInternedData:
 			// Interned data carries kernel symbols and track-event strings;
 			// ftrace bundles reference none of it (compact_sched has its own
@@ -560,7 +570,7 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 
 	// Data of another machine (a remote machine of a multi-machine trace)
 	// is counted, not mixed with the host's CPUs.
-	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil || p.traceStats != nil || p.attrs != nil {
+	if p.ftrace != nil || p.tree != nil || p.sysInfo != nil || p.cpuInfo != nil || p.stats != nil || p.traceStats != nil || p.attrs != nil || p.mach != nil {
 		if !r.hostKnown {
 			r.host, r.hostKnown = p.machine, true
 		} else if p.machine != r.host {
@@ -618,6 +628,11 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 	if p.traceStats != nil {
 		if fe := r.decodeTraceStats(p.traceStats); fe != nil {
 			return fe.in("trace_stats")
+		}
+	}
+	if p.mach != nil {
+		if fe := r.decodeMachine(p.mach); fe != nil {
+			return fe.in("schedlens_machine")
 		}
 	}
 	if p.attrs != nil {
@@ -801,6 +816,12 @@ func (r *Reader) finish() {
 		c.pendLost = false
 	}
 	r.coverage()
+	if r.machTopo != nil {
+		r.meta.Topology = r.machTopo
+	}
+	if r.machClockSet && (r.clockDefault || r.meta.Clock == "") {
+		r.meta.Clock = r.machClock // "" when the source named no clock
+	}
 	if r.meta.NCPU == 0 {
 		if r.meta.Topology != nil && len(r.meta.Topology.CPUs) > 0 {
 			r.meta.NCPU = len(r.meta.Topology.CPUs)
@@ -820,7 +841,7 @@ func (r *Reader) finish() {
 	if missing > 0 {
 		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("%d packets need incremental state their sequence never set (ftrace data in them was still read)", missing))
 	}
-	if r.meta.Clock == "" {
+	if r.meta.Clock == "" && !r.machClockSet {
 		r.meta.Clock = "boot"
 	}
 	r.finishAttrs()

@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -34,12 +35,26 @@ type WriterOptions struct {
 	Kernel string
 	// NCPU is written as SystemInfo.num_cpus when positive.
 	NCPU int
+	// Clock is the trace clock of the events' timestamps as the source
+	// names it ("mono", "boot", "global", ...; parse.Meta.Clock), written in
+	// schedlens' Machine packet so that a reader does not take it for the
+	// boot clock Perfetto assumes.
+	Clock string
+	// ClockStated writes Clock even when empty: the source names no clock,
+	// and a reader must not take it for the boot clock either (convert and
+	// replay -o, which copy what the source says).
+	ClockStated bool
 	// Incomplete says the events come from a trace that does not prove
 	// every CPU was recorded from its first event (its parse.Meta.Coverage
 	// is not timeline.CoverageComplete). The START_OF_TRACE FtraceStats,
 	// without which a Reader does not take a trace as complete, is then
 	// left out.
 	Incomplete bool
+	// CoverageAtClose: the source proves (or not) its coverage only once
+	// read to its end (trace.dat, perf.data and Perfetto inputs keep their
+	// stats at the end). The START_OF_TRACE FtraceStats is then written at
+	// Close, after the last SetIncomplete, instead of with the metadata.
+	CoverageAtClose bool
 	// RecordStart says a leading buffer start of a CPU marks where its
 	// record begins, complete from there (a replayed run, which starts
 	// every CPU at the workload's start), not a buffer whose earlier data
@@ -294,6 +309,11 @@ func (w *Writer) Close() error {
 	if err := w.flushAttrs(true); err != nil {
 		return err
 	}
+	if w.opts.CoverageAtClose && !w.opts.Incomplete {
+		if err := w.writeStats(statsPhaseStart); err != nil {
+			return err
+		}
+	}
 	if err := w.writeStats(statsPhaseEnd); err != nil {
 		return err
 	}
@@ -328,6 +348,9 @@ func (w *Writer) start() error {
 			return err
 		}
 	}
+	if err := w.writeMachine(t0); err != nil {
+		return err
+	}
 	// CpuInfo: capacities. CpuInfo has no core or cluster ids.
 	if t := w.opts.Topology; t != nil && len(t.CPUs) > 0 {
 		cpus := append([]topology.CPU(nil), t.CPUs...)
@@ -351,10 +374,38 @@ func (w *Writer) start() error {
 	if err := w.writeTasks(); err != nil {
 		return err
 	}
-	if w.opts.Incomplete {
+	if w.opts.Incomplete || w.opts.CoverageAtClose {
 		return nil
 	}
 	return w.writeStats(statsPhaseStart)
+}
+
+// SetIncomplete sets WriterOptions.Incomplete; with CoverageAtClose it may
+// be called up to Close, when the source's coverage is known.
+func (w *Writer) SetIncomplete(v bool) { w.opts.Incomplete = v }
+
+// writeMachine writes schedlens' Machine packet: the clock and the whole
+// topology (cores, SMT siblings, caches, nodes, capacities), which CpuInfo
+// cannot hold.
+func (w *Writer) writeMachine(t0 timeline.Time) error {
+	t := w.opts.Topology
+	if w.opts.Clock == "" && !w.opts.ClockStated && (t == nil || len(t.CPUs) == 0 || t.Validate() != nil) {
+		return nil
+	}
+	var m []byte
+	if w.opts.Clock != "" || w.opts.ClockStated {
+		m = appendString(m, fMachineClock, w.opts.Clock)
+	}
+	if t != nil && len(t.CPUs) > 0 && t.Validate() == nil {
+		// A topology that does not validate (a bare list of capacities)
+		// is only written as CpuInfo.
+		var js bytes.Buffer
+		if err := topology.WriteJSON(&js, t); err != nil {
+			return fmt.Errorf("perfetto writer: topology: %w", err)
+		}
+		m = appendString(m, fMachineTopology, js.String())
+	}
+	return w.metaPacket(fPacketMachine, m, t0)
 }
 
 // firstTime returns the earliest buffered event time (0 if none).
