@@ -27,7 +27,7 @@ func TestOutputIdentity(t *testing.T) {
 		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, "75c2b014a60a2955"},
 		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, "265f3b3cfac53373"},
 		{[]string{"tasks", "--format", "json", fx + "perfetto-tracebox-hackbench-compact/trace.pftrace.zst"}, "6134d97112b95580"},
-		{[]string{"report", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "361212be252c20ed"},            // the report names unobserved time since the issue-14 work,
+		{[]string{"report", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "361212be252c20ed"},            // the report names unobserved time since the issue-14 work
 		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script-fields.txt.gz"}, "5ba08cd024af31c0"}, // report counts the unknown events (hardening work) and names unobserved time (issue-14 work)
 		{[]string{"report", "--format", "json", fx + "qemu-juno-asym/trace.txt.zst"}, "09a210000f7e4ddc"},
 	}
