@@ -79,3 +79,58 @@ func TestWriteFailure(t *testing.T) {
 		t.Errorf("a failed trace has a tasks partition: %v", err)
 	}
 }
+
+// A batch over a folder with a corrupt trace exports the others, records
+// the corrupt one with its error, and a second run skips what was
+// exported and retries only the failure.
+func TestBatch(t *testing.T) {
+	src := t.TempDir()
+	good, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile("../fixtures/real/qemu-smt8-pingpong/trace.txt.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "# tracer: nop\n#\n          <idle>-0     [000] d..2.   100.000001: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=5 next_prio=120\n" +
+		"               a-5     [000] d..2.   100.000002: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=zz\n"
+	files := map[string][]byte{
+		"h1/trace.txt.zst": good, "h2/trace.txt.zst": other, "h3/trace.txt": []byte(text),
+		"h1/topology.txt.csv": []byte("a,b\n1,2\n"),
+	}
+	for name, b := range files {
+		p := src + "/" + name
+		if err := os.MkdirAll(p[:strings.LastIndex(p, "/")], 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	traces, others, err := Find(src)
+	if err != nil || len(traces) != 3 || len(others) != 1 {
+		t.Fatalf("Find: traces %v, others %v, %v", traces, others, err)
+	}
+	ds := t.TempDir()
+	calls := 0
+	out, err := Batch(traces, ds, BatchOptions{Jobs: 2, Progress: func(done, total int, o Outcome) { calls++ }})
+	if err != nil || calls != 3 {
+		t.Fatalf("Batch: %v, %d progress calls", err, calls)
+	}
+	if out[0].Err != nil || out[1].Err != nil || out[0].Result == nil || out[1].Result == nil {
+		t.Fatalf("good traces: %+v %+v", out[0], out[1])
+	}
+	bad := out[2]
+	if bad.Err == nil || !strings.Contains(bad.Err.Error(), "trace.txt:4: sched_switch: field next_prio") {
+		t.Fatalf("corrupt trace: %+v", bad)
+	}
+	rows, err := parquet.ReadFile[TraceRow](PartPath(ds, TableTraces, bad.ID))
+	if err != nil || len(rows) != 1 || rows[0].Error != bad.Err.Error() {
+		t.Fatalf("traces row of the corrupt trace: %+v %v", rows, err)
+	}
+	out2, err := Batch(traces, ds, BatchOptions{Jobs: 1})
+	if err != nil || !out2[0].Skipped || !out2[1].Skipped || out2[2].Skipped || out2[2].Err == nil {
+		t.Fatalf("second run: %+v, %v", out2, err)
+	}
+}
