@@ -11,12 +11,12 @@ import (
 )
 
 // TestExportMatchesTasksJSON is the dataset's acceptance: on every real
-// fixture, the tasks table read back from Parquet is the `tasks --format
+// fixture trace (18), the tasks table read back from Parquet is the `tasks --format
 // json` table, and the per-task sums of the wakeups and runs rows equal its
 // runnable_ns, wakeups and run_ns exactly.
 func TestExportMatchesTasksJSON(t *testing.T) {
-	traces, err := filepath.Glob(fx + "*/*.zst")
-	if err != nil || len(traces) < 10 {
+	traces, _, err := export.Find(fx)
+	if err != nil || len(traces) < 18 {
 		t.Fatalf("fixtures: %v %v", traces, err)
 	}
 	dir := t.TempDir()
