@@ -86,7 +86,7 @@ type Stream struct {
 	// events estimates the event count from the input's size (0 if
 	// unknown), to pre-size the Builder's columns.
 	events int
-	dec         *decompressErr
+	dec    *decompressErr
 }
 
 // maxEventHint caps the pre-sizing estimate (about 11 GiB of columns).
