@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +28,9 @@ type traceFlags struct {
 	comms       []string
 	lenient     bool
 	maxEvents   int64
+	// warnings: what load and checkFilter printed on stderr, each once,
+	// without the "warning: " prefix, for the JSON header.
+	warnings []string
 }
 
 func (f *traceFlags) register(cmd *cobra.Command, formats string) {
@@ -126,9 +129,12 @@ func (f *traceFlags) checkFilter(w io.Writer, tl *timeline.Timeline) error {
 		return usageError{err}
 	}
 	misses, _ := flt.Misses(tl)
+	var buf bytes.Buffer
 	for _, m := range misses {
-		fmt.Fprintf(w, "warning: --pid/--comm: %s\n", m)
+		fmt.Fprintf(&buf, "warning: --pid/--comm: %s\n", m)
 	}
+	w.Write(buf.Bytes())
+	f.warnings = append(f.warnings, warningLines(buf.String())...)
 	return nil
 }
 
@@ -229,8 +235,32 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 		}
 		return nil, err
 	}
-	warnLoad(cmd.ErrOrStderr(), ld)
+	var buf bytes.Buffer
+	warnLoad(&buf, ld)
+	cmd.ErrOrStderr().Write(buf.Bytes())
+	f.warnings = append(f.warnings, warningLines(buf.String())...)
 	return ld, nil
+}
+
+// header is the head of a JSON document about one loaded trace.
+func (f *traceFlags) header(cmd *cobra.Command, args []string, ld *ingest.Loaded, win metrics.Window) report.Header {
+	t := traceSummary(ld)
+	return report.Header{Command: commandLine(cmd, args), Version: Version, Trace: report.NewTraceJSON(&t),
+		Window: report.WindowRangeJSON{StartNs: int64(win.Start), EndNs: int64(win.End)}, Warnings: f.warnings}
+}
+
+// warningLines splits what warnLoad and checkFilter print into the
+// warnings of the JSON header: one a line, without "warning: ", each once.
+func warningLines(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "warning: ")); l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // traceSummary is the report's summary of a loaded trace: the timeline's
@@ -301,12 +331,6 @@ func outputError(out string, err error) error {
 	return fmt.Errorf("-o %s: %w", out, err)
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // ms1 formats nanoseconds as milliseconds to 0.1 ms, for narrow tables.
 func ms1(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 1, 64) }
 
@@ -318,7 +342,17 @@ func ms(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 6
 func commandLine(cmd *cobra.Command, args []string) string {
 	_ = args
 	parts := []string{"schedlens"}
-	for _, a := range invocation {
+	for i := 0; i < len(invocation); i++ {
+		a := invocation[i]
+		// The profiling flags change nothing in the output: leaving them
+		// out keeps the report the same with and without them.
+		name, _, hasValue := strings.Cut(a, "=")
+		if name == "--cpuprofile" || name == "--memprofile" {
+			if !hasValue {
+				i++
+			}
+			continue
+		}
 		parts = append(parts, shellQuote(a))
 	}
 	return strings.Join(parts, " ")
