@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/progress"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -28,6 +29,7 @@ type traceFlags struct {
 	comms       []string
 	lenient     bool
 	maxEvents   int64
+	quiet       bool
 	// warnings: what load and checkFilter printed on stderr, each once,
 	// without the "warning: " prefix, for the JSON header.
 	warnings []string
@@ -42,6 +44,7 @@ func (f *traceFlags) register(cmd *cobra.Command, formats string) {
 	fl.StringVar(&f.endMarker, "end-marker", "", "window ends at the first trace marker after the start containing this text")
 	fl.IntSliceVar(&f.pids, "pid", nil, "only these pids (repeat or comma-separate)")
 	fl.StringSliceVar(&f.comms, "comm", nil, "only tasks that had this comm (repeat or comma-separate)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (shown only when stderr is a terminal and the work takes over a second)")
 	fl.BoolVar(&f.lenient, "lenient", false, "skip malformed records (counted and reported) instead of stopping at the first")
 	fl.Int64Var(&f.maxEvents, "max-events", 0, fmt.Sprintf("stop with an error beyond this many events; 0: half the available memory at %d bytes an event; -1: no limit", ingest.BytesPerEvent))
 }
@@ -221,11 +224,21 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	}
 	var ld *ingest.Loaded
 	var err error
+	opts := ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents}
 	if path == "-" {
-		ld, err = ingest.LoadReader(stdinFile, path, ingest.Options{Name: "<stdin>", Lenient: f.lenient, MaxEvents: f.maxEvents})
-	} else {
-		ld, err = ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents})
+		opts.Name = "<stdin>"
 	}
+	var bar *progress.Bar
+	if progress.Wanted(cmd.ErrOrStderr(), f.quiet) {
+		bar = progress.Reading(cmd.ErrOrStderr(), opts.Name)
+		opts.Progress = func(read, total int64, events int) { bar.Update(read, total, events) }
+	}
+	if path == "-" {
+		ld, err = ingest.LoadReader(stdinFile, path, opts)
+	} else {
+		ld, err = ingest.Load(path, opts)
+	}
+	bar.Done() // before anything else goes to stderr
 	if err != nil {
 		var rerr *ingest.RecordError
 		if !f.lenient && errors.As(err, &rerr) && !errors.Is(err, ingest.ErrTooManyEvents) {
@@ -240,6 +253,16 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	cmd.ErrOrStderr().Write(buf.Bytes())
 	f.warnings = append(f.warnings, warningLines(buf.String())...)
 	return ld, nil
+}
+
+// simulationProgress is the progress of model runs on stderr when it is
+// wanted (a terminal, no --quiet), else nil; Done it when the runs end.
+func (f *traceFlags) simulationProgress(cmd *cobra.Command) (*progress.Bar, func(doneNs, totalNs int64)) {
+	if !progress.Wanted(cmd.ErrOrStderr(), f.quiet) {
+		return nil, nil
+	}
+	bar := progress.Simulating(cmd.ErrOrStderr(), cmd.Name())
+	return bar, func(d, t int64) { bar.Update(d, t, 0) }
 }
 
 // header is the head of a JSON document about one loaded trace.

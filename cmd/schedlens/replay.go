@@ -97,8 +97,10 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return err
 			}
+			bar, prog := f.simulationProgress(cmd)
 			run, err := whatif.Replay(tl, desc, whatif.Options{Topology: topo, Window: win, Filter: f.filter(), Affinity: am,
-				Speed: speed, WakeRule: rule, HZ: hz, Seed: seed})
+				Speed: speed, WakeRule: rule, HZ: hz, Seed: seed, Progress: prog})
+			bar.Done()
 			if err != nil {
 				return err
 			}

@@ -107,8 +107,10 @@ Method and the check against real A/B captures: docs/whatif.md.`,
 			if err != nil {
 				return err
 			}
+			bar, prog := f.simulationProgress(cmd)
 			p, err := whatif.Predict(tl, desc, parsed, whatif.PredictOptions{Seeds: seedList, Options: whatif.Options{
-				Topology: topo, Window: win, Filter: f.filter(), Affinity: am, Speed: speed, WakeRule: rule, HZ: hz}})
+				Topology: topo, Window: win, Filter: f.filter(), Affinity: am, Speed: speed, WakeRule: rule, HZ: hz, Progress: prog}})
+			bar.Done()
 			if err != nil {
 				return err
 			}
