@@ -53,7 +53,7 @@ func TestCompactTieOrder(t *testing.T) {
 			t.Errorf("event %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if w := strings.Join(r.Meta().Warnings, "\n"); !strings.Contains(w, "compact_sched: 1 wakings share their timestamp") {
+	if w := strings.Join(r.Meta().Warnings, "\n"); !strings.Contains(w, "compact_sched: wakings that share their timestamp with the switch that put the woken task to sleep on the same CPU: 1;") {
 		t.Errorf("no warning about the inferred order: %q", w)
 	}
 }

@@ -853,11 +853,11 @@ func (r *Reader) finish() {
 		r.meta.Clock = "boot"
 	}
 	if r.curFromPid > 0 {
-		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("compact_sched: %d times an event's pid showed another task running than the last switch put in (a switch missing from the trace): "+
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("compact_sched: an event's pid showed another task running than the last switch put in, %d times (a switch missing from the trace): "+
 			"the next switch's prev was taken from that pid, so the gap counts as unknown; where no event names the running task the compact encoding cannot show the missing switch", r.curFromPid))
 	}
 	if r.tiesInferred > 0 {
-		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("compact_sched: %d wakings share their timestamp with the switch that put the woken task to sleep on the same CPU; "+
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("compact_sched: wakings that share their timestamp with the switch that put the woken task to sleep on the same CPU: %d; "+
 			"the encoding does not keep their order, so they were put after it (the task sleeps, then wakes): the wakeup latency of these wakings rests on that inferred order", r.tiesInferred))
 	}
 	r.finishAttrs()
