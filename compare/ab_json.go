@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 
@@ -21,13 +20,17 @@ type ABJSON struct {
 	Alpha         float64 `json:"alpha"`
 	// Bootstrap: the resampling, under the bootstrap method only.
 	Bootstrap *BootstrapJSON `json:"bootstrap,omitempty"`
-	Window    string         `json:"window"`
 	Filter    string         `json:"filter,omitempty"`
 	Scopes    []string       `json:"scopes"`
 	Metrics   []ABMetricJSON `json:"metrics"`
 	Notes     []string       `json:"notes"`
-	Command   string         `json:"command"`
-	Version   string         `json:"version"`
+}
+
+// ABTracesJSON is the "trace" of the A/B document: the paths of each
+// side's traces.
+type ABTracesJSON struct {
+	Base []string `json:"base"`
+	New  []string `json:"new"`
 }
 
 // ABSideJSON is one side: its name and runs.
@@ -73,8 +76,8 @@ func ptr(v float64) *float64 { return &v }
 
 func writeABJSON(w io.Writer, r *ABReport) error {
 	a := r.AB
-	doc := ABJSON{Method: a.Method, NoiseMeasured: a.NoiseMeasured(), Alpha: Alpha, Window: r.Window, Filter: r.Filter,
-		Scopes: a.Scopes, Metrics: []ABMetricJSON{}, Notes: a.notes(), Command: r.Command, Version: r.Version}
+	doc := ABJSON{Method: a.Method, NoiseMeasured: a.NoiseMeasured(), Alpha: Alpha, Filter: r.Filter,
+		Scopes: a.Scopes, Metrics: []ABMetricJSON{}, Notes: a.notes()}
 	if a.Method == MethodBootstrap {
 		doc.Bootstrap = &BootstrapJSON{Replicates: Replicates, Seed: BootstrapSeed}
 	}
@@ -112,10 +115,18 @@ func writeABJSON(w io.Writer, r *ABReport) error {
 		}
 		doc.Metrics = append(doc.Metrics, m)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	// Each run's trace and window are in base.runs and new.runs; the
+	// header names the traces of each side and how their windows were
+	// chosen.
+	tr := ABTracesJSON{Base: []string{}, New: []string{}}
+	for _, run := range a.Base {
+		tr.Base = append(tr.Base, run.Trace.Path)
+	}
+	for _, run := range a.New {
+		tr.New = append(tr.New, run.Trace.Path)
+	}
+	h := report.Header{Command: r.Command, Version: r.Version, Trace: tr, Window: r.Window, Warnings: r.Warnings}
+	return report.WriteDocument(w, h, doc)
 }
 
 // zround rounds like round, without a negative zero.

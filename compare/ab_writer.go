@@ -23,6 +23,8 @@ type ABReport struct {
 	Top     int
 	Command string
 	Version string
+	// Warnings: what the command warned about on stderr, for the JSON header.
+	Warnings []string
 }
 
 // ABFormats lists the formats of WriteAB.

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 
@@ -145,23 +144,19 @@ func NewComparisonJSON(c *Comparison) ComparisonJSON {
 
 // ReplayJSON is `schedlens replay --format json`.
 type ReplayJSON struct {
-	Trace         report.TraceJSON       `json:"trace"`
-	Policy        string                 `json:"policy"`
-	Seed          uint64                 `json:"seed"`
-	HZ            int                    `json:"hz"`
-	Topology      string                 `json:"topology"`
-	Window        report.WindowRangeJSON `json:"window"`
-	Filter        string                 `json:"filter,omitempty"`
-	Recorded      FiguresJSON            `json:"recorded"`
-	Modeled       FiguresJSON            `json:"modeled"`
-	Fidelity      FidelityJSON           `json:"fidelity"`
-	Knobs         []KnobJSON             `json:"knobs"`
-	Comparison    ComparisonJSON         `json:"comparison"`
-	Tasks         []TaskJSON             `json:"tasks"`
-	Notes         []string               `json:"notes"`
-	ModeledEvents int                    `json:"modeled_events"`
-	Command       string                 `json:"command"`
-	Version       string                 `json:"version"`
+	Policy        string         `json:"policy"`
+	Seed          uint64         `json:"seed"`
+	HZ            int            `json:"hz"`
+	Topology      string         `json:"topology"`
+	Filter        string         `json:"filter,omitempty"`
+	Recorded      FiguresJSON    `json:"recorded"`
+	Modeled       FiguresJSON    `json:"modeled"`
+	Fidelity      FidelityJSON   `json:"fidelity"`
+	Knobs         []KnobJSON     `json:"knobs"`
+	Comparison    ComparisonJSON `json:"comparison"`
+	Tasks         []TaskJSON     `json:"tasks"`
+	Notes         []string       `json:"notes"`
+	ModeledEvents int            `json:"modeled_events"`
 }
 
 // round rounds v to the given decimals.
@@ -225,10 +220,9 @@ func writeReplayJSON(w io.Writer, r *Replay) error {
 	c := r.Comparison
 	ov := c.Scope(Overall)
 	doc := ReplayJSON{
-		Trace: report.NewTraceJSON(&r.Trace), Policy: r.Policy, Seed: r.Seed, HZ: r.HZ, Topology: r.Topology,
-		Window: report.WindowRangeJSON{StartNs: int64(r.Window.Start), EndNs: int64(r.Window.End)}, Filter: r.Filter,
+		Policy: r.Policy, Seed: r.Seed, HZ: r.HZ, Topology: r.Topology, Filter: r.Filter,
 		Fidelity: NewFidelityJSON(c), Knobs: []KnobJSON{}, Comparison: NewComparisonJSON(c), Tasks: []TaskJSON{},
-		Notes: r.Notes, ModeledEvents: r.ModeledEvents, Command: r.Command, Version: r.Version,
+		Notes: r.Notes, ModeledEvents: r.ModeledEvents,
 	}
 	doc.Recorded, doc.Modeled = NewFiguresJSON(&ov.Base), NewFiguresJSON(&ov.New)
 	if doc.Notes == nil {
@@ -244,8 +238,7 @@ func writeReplayJSON(w io.Writer, r *Replay) error {
 		}
 		doc.Tasks = append(doc.Tasks, TaskJSON{PID: t.PID, Comm: t.Comm, Recorded: NewFiguresJSON(&t.Base), Modeled: NewFiguresJSON(&t.New)})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	h := report.Header{Command: r.Command, Version: r.Version, Trace: report.NewTraceJSON(&r.Trace),
+		Window: report.WindowRangeJSON{StartNs: int64(r.Window.Start), EndNs: int64(r.Window.End)}, Warnings: r.Warnings}
+	return report.WriteDocument(w, h, doc)
 }

@@ -35,6 +35,8 @@ type Replay struct {
 	Top     int
 	Command string
 	Version string
+	// Warnings: what the command warned about on stderr, for the JSON header.
+	Warnings []string
 }
 
 // Formats lists the formats of WriteReplay.

@@ -87,6 +87,22 @@ type Stream struct {
 	// unknown), to pre-size the Builder's columns.
 	events int
 	dec    *decompressErr
+	// read counts the input's bytes for Options.Progress (nil without
+	// it); total is the input's size, 0 if unknown.
+	read  *countingReader
+	total int64
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // maxEventHint caps the pre-sizing estimate (about 11 GiB of columns).
@@ -168,8 +184,13 @@ func Open(path string, opts parse.Options) (*Stream, error) {
 
 // NewStream sniffs compression and format of r and returns its reader.
 func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
-	s := &Stream{}
-	in, closers, err := decompressorNamed(r, opts.Name)
+	s := &Stream{total: max(sizeOf(r), 0)}
+	var src io.Reader = r
+	if opts.Progress != nil {
+		s.read = &countingReader{r: r}
+		src = s.read
+	}
+	in, closers, err := decompressorNamed(src, opts.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +215,9 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 			if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok && randomAccess[f.name] && s.Compression == "" {
 				if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
 					src = r
+					// Read in place at offsets: what the sniffing read
+					// says nothing of the progress.
+					s.read, s.total = &countingReader{}, 0
 				}
 			}
 			rd, err := f.open(src, opts)
@@ -294,10 +318,10 @@ func Load(path string, opts parse.Options) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, path, opts.MaxEvents)
+	return load(s, path, opts.MaxEvents, opts.Progress)
 }
 
-func load(s *Stream, path string, maxEvents int64) (*Loaded, error) {
+func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int)) (*Loaded, error) {
 	meta := s.Meta()
 	b := timeline.NewBuilder(s.Strings(), 0)
 	limit, why := eventLimit(maxEvents)
@@ -325,6 +349,12 @@ func load(s *Stream, path string, maxEvents int64) (*Loaded, error) {
 				path, ErrTooManyEvents, limit, ev.Time.Seconds(), ev.CPU, why)
 		}
 		b.Add(ev)
+		if progress != nil && b.Len()&(1<<16-1) == 0 {
+			progress(s.read.n, s.total, b.Len())
+		}
+	}
+	if progress != nil {
+		progress(s.read.n, s.total, b.Len())
 	}
 	meta = s.Meta()
 	if err := s.Truncated(); err != nil {
@@ -365,5 +395,5 @@ func LoadReader(r io.Reader, name string, opts parse.Options) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, name, opts.MaxEvents)
+	return load(s, name, opts.MaxEvents, opts.Progress)
 }

@@ -48,7 +48,24 @@ func Simulate(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*
 	if err := s.loop(); err != nil {
 		return nil, err
 	}
+	if s.opts.Progress != nil {
+		s.progress()
+	}
 	return s.finish()
+}
+
+// progress tells Options.Progress the simulated share of the workload's
+// span (the overrun past its end counts as the end).
+func (s *Sim) progress() {
+	total := int64(s.end - s.w.Start)
+	if s.end == timeline.Time(math.MaxInt64) || total <= 0 {
+		total = 0
+	}
+	done := int64(s.now - s.w.Start)
+	if total > 0 {
+		done = min(max(done, 0), total)
+	}
+	s.opts.Progress(done, total)
 }
 
 // schedule0 queues the time-driven events known up front, and marks every
@@ -105,6 +122,9 @@ func (s *Sim) loop() error {
 		s.steps++
 		if s.steps > s.opts.MaxEvents {
 			return fmt.Errorf("%w: more than %d at %s", ErrTooManyEvents, s.opts.MaxEvents, s.now.Seconds())
+		}
+		if s.opts.Progress != nil && s.steps&(1<<14-1) == 0 {
+			s.progress()
 		}
 		s.dispatch(e)
 		s.flush()

@@ -15,6 +15,10 @@ import (
 const MaxHZ = 10000
 
 type Options struct {
+	// Progress, when set, is told every 16,384 events and at the end how
+	// much of the workload's span (End - Start, ns) the run has simulated.
+	// It changes nothing in the run.
+	Progress func(doneNs, totalNs int64)
 	// Seed makes the run reproducible; the same workload, topology,
 	// policy and seed give the same events.
 	Seed uint64

@@ -378,68 +378,54 @@ type TopTaskJSON struct {
 	Censored        bool         `json:"censored"`
 }
 
-// ReportJSON is `schedlens report --format json`.
+// ReportJSON is the body of `schedlens report --format json`, after the
+// Header's keys (schema_version, command, version, trace, window, warnings).
 type ReportJSON struct {
-	Trace     TraceJSON       `json:"trace"`
-	Topology  TopologyJSON    `json:"topology"`
-	Window    WindowRangeJSON `json:"window"`
-	Filter    string          `json:"filter,omitempty"`
-	TopTasks  []TopTaskJSON   `json:"top_tasks"`
-	Latency   LatencyJSON     `json:"latency"`
-	Idle      IdleJSON        `json:"idle"`
-	Misplaced MisplacedJSON   `json:"misplaced"`
-	Warnings  []string        `json:"warnings"`
-	Command   string          `json:"command"`
-	Version   string          `json:"version"`
+	Topology  TopologyJSON  `json:"topology"`
+	Filter    string        `json:"filter,omitempty"`
+	TopTasks  []TopTaskJSON `json:"top_tasks"`
+	Latency   LatencyJSON   `json:"latency"`
+	Idle      IdleJSON      `json:"idle"`
+	Misplaced MisplacedJSON `json:"misplaced"`
 }
 
 func writeJSON(w io.Writer, in *Input, section Section) error {
 	a := in.Analysis
 	win := WindowRangeJSON{int64(a.Window.Start), int64(a.Window.End)}
 	r := &writer{in: in, a: a}
-	warnings := r.allWarnings()
-	if warnings == nil {
-		warnings = []string{}
-	}
+	h := Header{Command: in.Command, Version: in.Version, Trace: NewTraceJSON(&in.Trace), Window: win, Warnings: r.allWarnings()}
 	var v any
 	switch section {
 	case LatencySection:
-		v = merge(NewLatencyJSON(a.Latency), in, win, warnings)
+		v = withFilter(NewLatencyJSON(a.Latency), in)
 	case IdleSection:
-		v = merge(NewIdleJSON(a.Idle), in, win, warnings)
+		v = withFilter(NewIdleJSON(a.Idle), in)
 	case MisplacedSection:
-		v = merge(NewMisplacedJSON(a.Misplaced), in, win, warnings)
+		v = withFilter(NewMisplacedJSON(a.Misplaced), in)
 	default:
-		rep := ReportJSON{Trace: NewTraceJSON(&in.Trace), Topology: TopologyJSON{Topology: a.Topology, Summary: TopologySummary(a.Topology), Domains: DomainsSummary(a.Topology)}, Window: win,
+		rep := ReportJSON{Topology: TopologyJSON{Topology: a.Topology, Summary: TopologySummary(a.Topology), Domains: DomainsSummary(a.Topology)},
 			Filter: in.Filter, TopTasks: []TopTaskJSON{}, Latency: NewLatencyJSON(a.Latency), Idle: NewIdleJSON(a.Idle),
-			Misplaced: NewMisplacedJSON(a.Misplaced), Warnings: warnings, Command: in.Command, Version: in.Version}
+			Misplaced: NewMisplacedJSON(a.Misplaced)}
 		for _, t := range topByRunnable(in.Tasks, in.top()) {
 			rep.TopTasks = append(rep.TopTasks, TopTaskJSON{t.PID, t.Comm, t.RunNs, t.RunnableNs, t.WakeupLatencyNs, t.PreemptWaitNs, t.Wakeups, t.Censored})
 		}
 		v = rep
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return WriteDocument(w, h, v)
 }
 
-// merge puts the metric object's keys at the top level, beside "trace",
-// "window", "warnings", "command" and "version".
-func merge(body any, in *Input, win WindowRangeJSON, warnings []string) map[string]any {
+// withFilter is the metric object with the filter beside its keys (the
+// header's keys come before them).
+func withFilter(body any, in *Input) map[string]any {
 	m := map[string]any{}
 	if b, err := json.Marshal(body); err == nil {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber() // keep nanosecond counts exact
 		_ = dec.Decode(&m)
 	}
-	m["trace"] = NewTraceJSON(&in.Trace)
-	m["window"] = win
 	if in.Filter != "" {
 		m["filter"] = in.Filter
 	}
-	m["warnings"] = warnings
-	m["command"] = in.Command
-	m["version"] = in.Version
 	return m
 }
 

@@ -95,8 +95,37 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	for _, c := range changes {
 		p.Changes = append(p.Changes, c.Text)
 	}
+	// Progress: the simulated time of every run, of all runs' total.
+	var runProgress func(k int) func(doneNs, totalNs int64)
+	if report := o.Progress; report != nil {
+		var mu sync.Mutex
+		done, total := make([]int64, 2*len(seeds)), make([]int64, 2*len(seeds))
+		runProgress = func(k int) func(doneNs, totalNs int64) {
+			return func(d, t int64) {
+				mu.Lock()
+				defer mu.Unlock()
+				done[k], total[k] = d, t
+				var sd, st int64
+				for i := range done {
+					sd += done[i]
+					st += total[i]
+					if total[i] == 0 {
+						st += t // not started: as long as this one
+					}
+				}
+				report(sd, st)
+			}
+		}
+	}
+	withRun := func(o Options, k int, seed uint64, cpus topology.CPUSet) Options {
+		o = withSeed(o, seed, cpus)
+		if runProgress != nil {
+			o.Progress = runProgress(k)
+		}
+		return o
+	}
 	// The recording, measured once for every run.
-	first, err := Replay(tl, baseline, withSeed(o.Options, seeds[0], nil))
+	first, err := Replay(tl, baseline, withRun(o.Options, 0, seeds[0], nil))
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +152,7 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 				if j.side == 1 {
 					desc, set = whatIf, cpus
 				}
-				r, err := Replay(tl, desc, withSeed(o.Options, seeds[j.i], set))
+				r, err := Replay(tl, desc, withRun(o.Options, j.side*len(seeds)+j.i, seeds[j.i], set))
 				runs[j.side][j.i], errs[j.side*len(seeds)+j.i] = r, err
 			}
 		}()

@@ -92,6 +92,10 @@ type Options struct {
 	// NoOverrun stops the modeled run at the recording's end even when
 	// tasks that exit in the recording have not.
 	NoOverrun bool
+	// Progress, when set, is told how much of the recording's span the
+	// model has simulated (replay.Options.Progress); Predict sums it over
+	// all its runs.
+	Progress func(doneNs, totalNs int64)
 }
 
 // Run is one modeled run beside the recording.
@@ -160,6 +164,7 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	if !o.NoOverrun && w.End > w.Start {
 		ro.Overrun = w.End - w.Start
 	}
+	ro.Progress = o.Progress
 	res, err := replay.Simulate(w, topo, model, ro)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,8 @@ type Report struct {
 	Top     int
 	Command string
 	Version string
+	// Warnings: what the command warned about on stderr, for the JSON header.
+	Warnings []string
 }
 
 // Formats lists the formats of Write.

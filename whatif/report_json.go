@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/schedlens/schedlens/compare"
@@ -13,11 +12,9 @@ import (
 
 // JSON is the whole document.
 type JSON struct {
-	Trace    report.TraceJSON       `json:"trace"`
-	Window   report.WindowRangeJSON `json:"window"`
-	Baseline ModelJSON              `json:"baseline"`
-	WhatIf   ModelJSON              `json:"whatif"`
-	Changes  []string               `json:"changes"`
+	Baseline ModelJSON `json:"baseline"`
+	WhatIf   ModelJSON `json:"whatif"`
+	Changes  []string  `json:"changes"`
 	// CPUs is the what-if's CPU list, "" when every CPU is kept.
 	CPUs    string       `json:"cpus,omitempty"`
 	Runs    int          `json:"runs"`
@@ -28,8 +25,6 @@ type JSON struct {
 	Scopes  []string     `json:"scopes"`
 	Metrics []MetricJSON `json:"metrics"`
 	Notes   []string     `json:"notes"`
-	Command string       `json:"command"`
-	Version string       `json:"version"`
 }
 
 // ModelJSON is one side's model.
@@ -65,11 +60,10 @@ func fp(v float64, decimals int) *float64 {
 
 func writeJSON(w io.Writer, r *Report) error {
 	p := r.Prediction
-	doc := JSON{Trace: report.NewTraceJSON(&r.Trace),
-		Window:   report.WindowRangeJSON{StartNs: int64(p.Recorded.Window.Start), EndNs: int64(p.Recorded.Window.End)},
+	doc := JSON{
 		Baseline: ModelJSON{Policy: p.Baseline}, WhatIf: ModelJSON{Policy: p.WhatIf}, Changes: p.Changes,
 		Runs: len(p.Seeds), Seeds: p.Seeds, HZ: p.HZ, Method: MethodText, Filter: r.Filter, Scopes: p.AB.Scopes,
-		Metrics: []MetricJSON{}, Notes: p.Notes, Command: r.Command, Version: r.Version}
+		Metrics: []MetricJSON{}, Notes: p.Notes}
 	if p.CPUs != nil {
 		doc.CPUs = p.CPUs.String()
 	}
@@ -103,8 +97,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		}
 		doc.Metrics = append(doc.Metrics, m)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	h := report.Header{Command: r.Command, Version: r.Version, Trace: report.NewTraceJSON(&r.Trace),
+		Window: report.WindowRangeJSON{StartNs: int64(p.Recorded.Window.Start), EndNs: int64(p.Recorded.Window.End)}, Warnings: r.Warnings}
+	return report.WriteDocument(w, h, doc)
 }

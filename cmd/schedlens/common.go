@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/progress"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -28,6 +29,10 @@ type traceFlags struct {
 	comms       []string
 	lenient     bool
 	maxEvents   int64
+	quiet       bool
+	// warnings: what load and checkFilter printed on stderr, each once,
+	// without the "warning: " prefix, for the JSON header.
+	warnings []string
 }
 
 func (f *traceFlags) register(cmd *cobra.Command, formats string) {
@@ -39,6 +44,7 @@ func (f *traceFlags) register(cmd *cobra.Command, formats string) {
 	fl.StringVar(&f.endMarker, "end-marker", "", "window ends at the first trace marker after the start containing this text")
 	fl.IntSliceVar(&f.pids, "pid", nil, "only these pids (repeat or comma-separate)")
 	fl.StringSliceVar(&f.comms, "comm", nil, "only tasks that had this comm (repeat or comma-separate)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (shown only when stderr is a terminal and the work takes over a second)")
 	fl.BoolVar(&f.lenient, "lenient", false, "skip malformed records (counted and reported) instead of stopping at the first")
 	fl.Int64Var(&f.maxEvents, "max-events", 0, fmt.Sprintf("stop with an error beyond this many events; 0: half the available memory at %d bytes an event; -1: no limit", ingest.BytesPerEvent))
 }
@@ -126,9 +132,12 @@ func (f *traceFlags) checkFilter(w io.Writer, tl *timeline.Timeline) error {
 		return usageError{err}
 	}
 	misses, _ := flt.Misses(tl)
+	var buf bytes.Buffer
 	for _, m := range misses {
-		fmt.Fprintf(w, "warning: --pid/--comm: %s\n", m)
+		fmt.Fprintf(&buf, "warning: --pid/--comm: %s\n", m)
 	}
+	w.Write(buf.Bytes())
+	f.warnings = append(f.warnings, warningLines(buf.String())...)
 	return nil
 }
 
@@ -215,11 +224,21 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	}
 	var ld *ingest.Loaded
 	var err error
+	opts := ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents}
 	if path == "-" {
-		ld, err = ingest.LoadReader(stdinFile, path, ingest.Options{Name: "<stdin>", Lenient: f.lenient, MaxEvents: f.maxEvents})
-	} else {
-		ld, err = ingest.Load(path, ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents})
+		opts.Name = "<stdin>"
 	}
+	var bar *progress.Bar
+	if progress.Wanted(cmd.ErrOrStderr(), f.quiet) {
+		bar = progress.Reading(cmd.ErrOrStderr(), opts.Name)
+		opts.Progress = func(read, total int64, events int) { bar.Update(read, total, events) }
+	}
+	if path == "-" {
+		ld, err = ingest.LoadReader(stdinFile, path, opts)
+	} else {
+		ld, err = ingest.Load(path, opts)
+	}
+	bar.Done() // before anything else goes to stderr
 	if err != nil {
 		var rerr *ingest.RecordError
 		if !f.lenient && errors.As(err, &rerr) && !errors.Is(err, ingest.ErrTooManyEvents) {
@@ -229,8 +248,42 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 		}
 		return nil, err
 	}
-	warnLoad(cmd.ErrOrStderr(), ld)
+	var buf bytes.Buffer
+	warnLoad(&buf, ld)
+	cmd.ErrOrStderr().Write(buf.Bytes())
+	f.warnings = append(f.warnings, warningLines(buf.String())...)
 	return ld, nil
+}
+
+// simulationProgress is the progress of model runs on stderr when it is
+// wanted (a terminal, no --quiet), else nil; Done it when the runs end.
+func (f *traceFlags) simulationProgress(cmd *cobra.Command) (*progress.Bar, func(doneNs, totalNs int64)) {
+	if !progress.Wanted(cmd.ErrOrStderr(), f.quiet) {
+		return nil, nil
+	}
+	bar := progress.Simulating(cmd.ErrOrStderr(), cmd.Name())
+	return bar, func(d, t int64) { bar.Update(d, t, 0) }
+}
+
+// header is the head of a JSON document about one loaded trace.
+func (f *traceFlags) header(cmd *cobra.Command, args []string, ld *ingest.Loaded, win metrics.Window) report.Header {
+	t := traceSummary(ld)
+	return report.Header{Command: commandLine(cmd, args), Version: Version, Trace: report.NewTraceJSON(&t),
+		Window: report.WindowRangeJSON{StartNs: int64(win.Start), EndNs: int64(win.End)}, Warnings: f.warnings}
+}
+
+// warningLines splits what warnLoad and checkFilter print into the
+// warnings of the JSON header: one a line, without "warning: ", each once.
+func warningLines(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "warning: ")); l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // traceSummary is the report's summary of a loaded trace: the timeline's
@@ -301,12 +354,6 @@ func outputError(out string, err error) error {
 	return fmt.Errorf("-o %s: %w", out, err)
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // ms1 formats nanoseconds as milliseconds to 0.1 ms, for narrow tables.
 func ms1(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 1, 64) }
 
@@ -318,7 +365,17 @@ func ms(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 6
 func commandLine(cmd *cobra.Command, args []string) string {
 	_ = args
 	parts := []string{"schedlens"}
-	for _, a := range invocation {
+	for i := 0; i < len(invocation); i++ {
+		a := invocation[i]
+		// The profiling flags change nothing in the output: leaving them
+		// out keeps the report the same with and without them.
+		name, _, hasValue := strings.Cut(a, "=")
+		if name == "--cpuprofile" || name == "--memprofile" {
+			if !hasValue {
+				i++
+			}
+			continue
+		}
 		parts = append(parts, shellQuote(a))
 	}
 	return strings.Join(parts, " ")

@@ -73,7 +73,7 @@ excludes 0 are marked *...*; any other change is inside the noise.
 				}
 			}
 			rep := &compare.ABReport{AB: compare.CompareRuns(sides[0], sides[1], "base", "new"), Window: f.windowText(),
-				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
+				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
 			return compare.WriteAB(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
@@ -140,10 +140,18 @@ func splitSides(fs *pflag.FlagSet, args []string) (base, new []string, err error
 // measureRun loads one trace and measures it over its window, with its own
 // topology and affinity.
 func measureRun(cmd *cobra.Command, f *traceFlags, aff *affinityFlags, topoFlag, path string) (compare.Run, error) {
+	n := len(f.warnings)
 	ld, err := f.load(cmd, path)
 	if err != nil {
 		return compare.Run{}, err
 	}
+	// Each trace's warnings are printed under its loading; in the JSON
+	// header they name the trace.
+	defer func() {
+		for i := n; i < len(f.warnings); i++ {
+			f.warnings[i] = path + ": " + f.warnings[i]
+		}
+	}()
 	tl := ld.Timeline
 	win, err := f.window(tl)
 	if err != nil {

@@ -12,24 +12,27 @@ import (
 // 17: pre-sized builder columns, no identity permute, dense pid index); a
 // change to them means the output changed, which a speed change must not
 // do. To see what changed, run the two commands with the binary of the
-// parent commit and diff.
+// parent commit and diff. Since issue 14 item 10 every JSON document starts
+// with the common header (schema_version, command, version, trace, window,
+// warnings) and tasks' trace object is the report's: the digests were
+// retaken then, after checking that only keys were added.
 func TestOutputIdentity(t *testing.T) {
 	cases := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"tasks", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "c7614faa09adc6ac"},
-		{[]string{"tasks", "--format", "json", fx + "ftrace-overflow/trace.txt.gz"}, "8e1afc3227039f70"},
-		{[]string{"tasks", "--format", "json", fx + "ftrace-pipe-lost/trace.txt.gz"}, "6b001efc1b2264ac"},
-		{[]string{"tasks", "--format", "json", fx + "ftrace-oracle-busy/report.txt.zst"}, "62819d97801bef43"},
-		{[]string{"tasks", "--format", "json", fx + "ftrace-oracle-busy/trace.dat.zst"}, "84a092f64a5e8be1"},
-		{[]string{"tasks", "--format", "json", fx + "qemu-smt8-pingpong/trace.txt.zst"}, "2362355e1d4d1daf"},
-		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, "75c2b014a60a2955"},
-		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, "265f3b3cfac53373"},
-		{[]string{"tasks", "--format", "json", fx + "perfetto-tracebox-hackbench-compact/trace.pftrace.zst"}, "6134d97112b95580"},
-		{[]string{"report", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "361212be252c20ed"},            // the report names unobserved time since the issue-14 work
-		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script-fields.txt.gz"}, "5ba08cd024af31c0"}, // report counts the unknown events (hardening work) and names unobserved time (issue-14 work)
-		{[]string{"report", "--format", "json", fx + "qemu-juno-asym/trace.txt.zst"}, "09a210000f7e4ddc"},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "8fc4467d065f3463"},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-overflow/trace.txt.gz"}, "591e7c5a896f9694"},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-pipe-lost/trace.txt.gz"}, "32041ec00a5130db"},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-oracle-busy/report.txt.zst"}, "7827389c2ebaa2f6"},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-oracle-busy/trace.dat.zst"}, "101abb1194d88441"},
+		{[]string{"tasks", "--format", "json", fx + "qemu-smt8-pingpong/trace.txt.zst"}, "3dafd1e47d10d124"},
+		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, "1ac5fe557c57f3fc"},
+		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, "925de65f7ed8386e"},
+		{[]string{"tasks", "--format", "json", fx + "perfetto-tracebox-hackbench-compact/trace.pftrace.zst"}, "2f9a661fdf62cbd5"}, // compact_sched: a switch missing from the capture found from an event's pid (issue 14 item 2): one more inconsistency and a warning,
+		{[]string{"report", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "f8ba61869389a114"},             // the report names unobserved time since the issue-14 work
+		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script-fields.txt.gz"}, "e4302ace4b77b7e8"},  // report counts the unknown events (hardening work) and names unobserved time (issue-14 work)
+		{[]string{"report", "--format", "json", fx + "qemu-juno-asym/trace.txt.zst"}, "5ae4669efa175054"},
 	}
 	for _, c := range cases {
 		out, stderr, code := execute(t, c.args...)

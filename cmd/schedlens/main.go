@@ -25,6 +25,16 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// exitError ends the process with code (record: the traced command's
+// exit status).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // newRootCmd builds the command tree. Subcommands register themselves in
@@ -60,7 +70,7 @@ func main() {
 var invocation []string
 
 // run executes one command line and returns the process exit code: 0, 1 for
-// errors, 2 for usage errors.
+// errors, 2 for usage errors, the traced command's status for record.
 func run(args []string, stdout, stderr io.Writer) int {
 	invocation = args
 	root := newRootCmd()
@@ -76,9 +86,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "error: %v\n", err)
+	return exitCode(err)
+}
+
+// exitCode is the process exit code of a command's error: 2 for usage
+// errors, an exitError's own code, else 1.
+func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	var xe exitError
+	switch {
+	case errors.As(err, &ue) || isCobraUsage(err):
 		return 2
+	case errors.As(err, &xe):
+		return xe.code
 	}
 	return 1
 }

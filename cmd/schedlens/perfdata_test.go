@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -82,13 +83,13 @@ func tasksJSONTrace(t *testing.T, path string, us bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := traceInfo(ld)
-	info.Format = "FORMAT"
+	sum := traceSummary(ld)
+	sum.Format, sum.Kernel = "FORMAT", "" // the text formats carry no kernel release
 	out, err := json.MarshalIndent(struct {
-		Trace  traceJSON           `json:"trace"`
-		Window windowJSON          `json:"window"`
-		Tasks  []metrics.TaskTimes `json:"tasks"`
-	}{info, windowJSON{int64(win.Start), int64(win.End)}, metrics.Account(tl, win).Tasks}, "", "  ")
+		Trace  report.TraceJSON       `json:"trace"`
+		Window report.WindowRangeJSON `json:"window"`
+		Tasks  []metrics.TaskTimes    `json:"tasks"`
+	}{report.NewTraceJSON(&sum), report.WindowRangeJSON{StartNs: int64(win.Start), EndNs: int64(win.End)}, metrics.Account(tl, win).Tasks}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,20 +146,39 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 	if progress {
 		fmt.Fprint(stderr, "\r\x1b[K")
 	}
-	childErr := stopChild(child, childDone)
+	stopped, childErr := stopChild(child, childDone)
 	if err != nil {
 		return err
 	}
 	printRecordSummary(stderr, f.output, &st)
-	if childErr != nil {
-		var ee *exec.ExitError
-		if errors.As(childErr, &ee) {
-			fmt.Fprintf(stderr, "warning: %s exited with %v\n", args[0], ee.ProcessState)
-		} else {
-			fmt.Fprintf(stderr, "warning: %s: %v\n", args[0], childErr)
-		}
+	if stopped {
+		// The recording ended first (--duration, Ctrl-C) and record
+		// stopped the command: its status says nothing about the command.
+		return nil
 	}
-	return nil
+	return childExit(args, childErr)
+}
+
+// childExit is record's result once the trace is written: nil when the
+// traced command exited 0 (or there was none), else an exitError with the
+// command's status, as a shell gives it: its exit code, or 128 plus the
+// signal that killed it.
+func childExit(args []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code := ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		if code <= 0 {
+			code = 1
+		}
+		return exitError{code: code, err: fmt.Errorf("%s exited with %v (the trace is complete)", args[0], ee.ProcessState)}
+	}
+	return fmt.Errorf("%s: %w", args[0], err)
 }
 
 // traceeCommand is the command record runs and traces. It gets SIGKILL
@@ -173,23 +192,23 @@ func traceeCommand(args []string, stdout, stderr io.Writer) *exec.Cmd {
 }
 
 // stopChild waits for the traced command, asking it to stop (SIGTERM, then
-// SIGKILL after 5 s) if the recording ended first.
-func stopChild(child *exec.Cmd, done <-chan error) error {
+// SIGKILL after 5 s) if the recording ended first; stopped says it did.
+func stopChild(child *exec.Cmd, done <-chan error) (stopped bool, err error) {
 	if child == nil || child.Process == nil {
-		return nil
+		return false, nil
 	}
 	select {
 	case err := <-done:
-		return err
+		return false, err
 	default:
 	}
 	child.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
-		return err
+		return true, err
 	case <-time.After(5 * time.Second):
 		child.Process.Kill()
-		return <-done
+		return true, <-done
 	}
 }
 

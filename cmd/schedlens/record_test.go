@@ -289,3 +289,35 @@ func TestTraceeDiesWithRecord(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRecordExitStatus: issue 14 item 10. record ends with the traced
+// command's exit status, as a shell reports it: the exit code, or 128 plus
+// the signal that killed it; 0 when it succeeded.
+func TestRecordExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   int
+	}{{"exit 0", 0}, {"exit 3", 3}, {"exit 255", 255}, {"kill -TERM $$", 128 + 15}, {"kill -KILL $$", 128 + 9}} {
+		err := exec.Command("sh", "-c", c.script).Run()
+		got := 0
+		if xerr := childExit([]string{"sh"}, err); xerr != nil {
+			got = exitCode(xerr)
+		}
+		if got != c.want {
+			t.Errorf("sh -c %q: record would exit %d, want %d (%v)", c.script, got, c.want, err)
+		}
+	}
+}
+
+// TestRecordExitStatusLive: the same through a real recording.
+func TestRecordExitStatusLive(t *testing.T) {
+	needRecord(t)
+	out := filepath.Join(t.TempDir(), "rec.pftrace")
+	_, stderr, code := execute(t, "record", "-o", out, "--transport", "perf", "--cpus", "0", "--", "sh", "-c", "exit 3")
+	if code != 3 {
+		t.Errorf("record -- sh -c 'exit 3': exit %d, want 3; stderr:\n%s", code, stderr)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+		t.Errorf("the trace was not written: %v", err)
+	}
+}

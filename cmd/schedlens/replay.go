@@ -97,15 +97,17 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if err != nil {
 				return err
 			}
+			bar, prog := f.simulationProgress(cmd)
 			run, err := whatif.Replay(tl, desc, whatif.Options{Topology: topo, Window: win, Filter: f.filter(), Affinity: am,
-				Speed: speed, WakeRule: rule, HZ: hz, Seed: seed})
+				Speed: speed, WakeRule: rule, HZ: hz, Seed: seed, Progress: prog})
+			bar.Done()
 			if err != nil {
 				return err
 			}
 			sim := run.Result.Timeline
 			rep := &compare.Replay{Trace: traceSummary(ld), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
 				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
-				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
+				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
 			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
 			if out != "" {
 				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel, sourceClock(ld.Meta.Clock, args[0])); err != nil {

@@ -97,28 +97,23 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 			return nil, fmt.Errorf("the embedded trace: %w", err)
 		}
 		warnLoad(&warn, ld)
+		fmt.Fprintf(cmd.ErrOrStderr(), "no TRACE given: analysing the trace built into schedlens (%s)\n", fixtures.EmbeddedName)
+		cmd.ErrOrStderr().Write(warn.Bytes())
+		f.warnings = warningLines(warn.String())
 	} else {
 		ld, err = f.load(cmd, args[0]) // prints its warnings to stderr
 		if err != nil {
 			return nil, err
 		}
-		warnLoad(&warn, ld)
-	}
-	if embedded {
-		fmt.Fprintf(cmd.ErrOrStderr(), "no TRACE given: analysing the trace built into schedlens (%s)\n", fixtures.EmbeddedName)
-		cmd.ErrOrStderr().Write(warn.Bytes())
 	}
 	tl := ld.Timeline
 	win, err := f.window(tl)
 	if err != nil {
 		return nil, err
 	}
-	var fw bytes.Buffer
-	if err := f.checkFilter(&fw, tl); err != nil {
+	if err := f.checkFilter(cmd.ErrOrStderr(), tl); err != nil {
 		return nil, err
 	}
-	cmd.ErrOrStderr().Write(fw.Bytes())
-	warn.Write(fw.Bytes())
 	topo, err := f.resolveTopology(ld, embedded)
 	if err != nil {
 		return nil, err
@@ -137,11 +132,7 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	if embedded {
 		in.Trace.Embedded, in.Trace.EmbeddedAbout = true, embeddedAbout
 	}
-	for _, l := range strings.Split(strings.TrimSpace(warn.String()), "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(l, "warning: ")); l != "" {
-			in.Warnings = append(in.Warnings, l)
-		}
-	}
+	in.Warnings = f.warnings
 	if accounting {
 		acc := metrics.Account(tl, win)
 		for _, t := range acc.Tasks {

@@ -129,7 +129,9 @@ side by side, measured by the same code as a recorded trace.`,
 				runs = append(runs, run)
 			}
 			if format == "json" {
-				return writeJSON(out, struct {
+				// A scenario is generated, not read: no trace, no window.
+				h := report.Header{Command: commandLine(cmd, args), Version: Version}
+				return report.WriteDocument(out, h, struct {
 					Scenario string        `json:"scenario"`
 					Runs     []scenarioRun `json:"runs"`
 				}{spec.Name, runs})

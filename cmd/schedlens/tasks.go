@@ -9,51 +9,9 @@ import (
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/report"
-	"github.com/schedlens/schedlens/timeline"
 )
 
 func init() { subcommands = append(subcommands, newTasksCmd, newCPUsCmd) }
-
-// traceJSON is the "trace" object of every JSON output.
-type traceJSON struct {
-	Path            string `json:"path"`
-	Format          string `json:"format"`
-	Compression     string `json:"compression,omitempty"`
-	Clock           string `json:"clock,omitempty"`
-	CPUs            int    `json:"cpus"`
-	Events          int    `json:"events"`
-	LostEvents      int64  `json:"lost_events"`
-	Gaps            int    `json:"gaps"`
-	StartNs         int64  `json:"start_ns"`
-	EndNs           int64  `json:"end_ns"`
-	ValidStartNs    int64  `json:"valid_start_ns"`
-	ValidStartRule  string `json:"valid_start_rule"`
-	ValidStartWhy   string `json:"valid_start_reason"`
-	Inconsistencies int    `json:"inconsistencies"`
-	SkippedRecords  int64  `json:"skipped_records"`
-	UnknownEvents   int64  `json:"unknown_events"`
-}
-
-type windowJSON struct {
-	StartNs int64 `json:"start_ns"`
-	EndNs   int64 `json:"end_ns"`
-}
-
-func traceInfo(ld *ingest.Loaded) traceJSON {
-	tl, m := ld.Timeline, ld.Meta
-	lostGaps := 0
-	for _, g := range tl.Gaps {
-		if g.Kind == timeline.GapLost {
-			lostGaps++
-		}
-	}
-	return traceJSON{
-		Path: ld.Path, Format: m.Format, Compression: ld.Compression, Clock: m.Clock, CPUs: tl.NCPU,
-		Events: tl.Len(), LostEvents: tl.LostEvents, Gaps: lostGaps, StartNs: int64(tl.Start), EndNs: int64(tl.End),
-		ValidStartNs: int64(tl.ValidStart), ValidStartRule: tl.ValidStartRule.String(), ValidStartWhy: tl.ValidStartReason,
-		Inconsistencies: len(tl.Inconsistencies), SkippedRecords: m.Skipped, UnknownEvents: m.UnknownEvents(),
-	}
-}
 
 func newTasksCmd() *cobra.Command {
 	var f traceFlags
@@ -87,11 +45,9 @@ migrations, over the valid window of the trace or the one given.`,
 				if rows == nil {
 					rows = []metrics.TaskTimes{}
 				}
-				return writeJSON(out, struct {
-					Trace  traceJSON           `json:"trace"`
-					Window windowJSON          `json:"window"`
-					Tasks  []metrics.TaskTimes `json:"tasks"`
-				}{traceInfo(ld), windowJSON{int64(win.Start), int64(win.End)}, rows})
+				return report.WriteDocument(out, f.header(cmd, args, ld, win), struct {
+					Tasks []metrics.TaskTimes `json:"tasks"`
+				}{rows})
 			default:
 				return tasksText(out, ld, win, rows, f.format == "markdown", commandLine(cmd, args))
 			}
@@ -165,11 +121,9 @@ func newCPUsCmd() *cobra.Command {
 			acc := metrics.Account(ld.Timeline, win)
 			out := cmd.OutOrStdout()
 			if f.format == "json" {
-				return writeJSON(out, struct {
-					Trace  traceJSON          `json:"trace"`
-					Window windowJSON         `json:"window"`
-					CPUs   []metrics.CPUTimes `json:"cpus"`
-				}{traceInfo(ld), windowJSON{int64(win.Start), int64(win.End)}, acc.CPUs})
+				return report.WriteDocument(out, f.header(cmd, args, ld, win), struct {
+					CPUs []metrics.CPUTimes `json:"cpus"`
+				}{acc.CPUs})
 			}
 			tl := ld.Timeline
 			fmt.Fprintf(out, "trace:  %s\nformat: %s, %d CPUs\nwindow: %s .. %s s (%s ms)\n", ld.Path, ld.Meta.Format, tl.NCPU,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlens/schedlens/outfile"
+	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/topology"
 )
 
@@ -115,7 +115,16 @@ used by the trace commands (report, idle, ...), not shown here.`,
 				return err
 			}
 			if format == "json" {
-				return writeTopologyJSON(cmd.OutOrStdout(), t)
+				// show reads no trace: the header's trace names the
+				// argument, if any; there is no window.
+				var trace any
+				if len(args) == 1 {
+					trace = struct {
+						Path string `json:"path"`
+					}{args[0]}
+				}
+				h := report.Header{Command: commandLine(cmd, args), Version: Version, Trace: trace}
+				return writeTopologyJSON(cmd.OutOrStdout(), h, t)
 			}
 			return writeTopologyText(cmd.OutOrStdout(), t)
 		},
@@ -441,7 +450,7 @@ type topologyDomainJSON struct {
 	Groups [][]int              `json:"groups"`
 }
 
-func writeTopologyJSON(w io.Writer, t *topology.Topology) error {
+func writeTopologyJSON(w io.Writer, h report.Header, t *topology.Topology) error {
 	cores, llcs, pkgs, nodes := topologyCounts(t)
 	out := topologyShowJSON{
 		Source: t.Source, Name: t.Name, NCPU: t.NCPU(), Cores: cores, LLCs: llcs, Packages: pkgs, Nodes: nodes,
@@ -461,7 +470,5 @@ func writeTopologyJSON(w io.Writer, t *topology.Topology) error {
 	for _, d := range t.Domains() {
 		out.Domains = append(out.Domains, topologyDomainJSON{Name: d.Name, Flags: d.Flags, Groups: d.Groups()})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return report.WriteDocument(w, h, out)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/replay"
-	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/topology"
 	"github.com/schedlens/schedlens/whatif"
 )
@@ -108,17 +107,16 @@ Method and the check against real A/B captures: docs/whatif.md.`,
 			if err != nil {
 				return err
 			}
+			bar, prog := f.simulationProgress(cmd)
 			p, err := whatif.Predict(tl, desc, parsed, whatif.PredictOptions{Seeds: seedList, Options: whatif.Options{
-				Topology: topo, Window: win, Filter: f.filter(), Affinity: am, Speed: speed, WakeRule: rule, HZ: hz}})
+				Topology: topo, Window: win, Filter: f.filter(), Affinity: am, Speed: speed, WakeRule: rule, HZ: hz, Progress: prog}})
+			bar.Done()
 			if err != nil {
 				return err
 			}
 			p.Notes = append(kernelNotes, p.Notes...)
-			tr := report.NewTrace(tl, ld.Path)
-			tr.Format, tr.Compression, tr.Clock, tr.Kernel = ld.Meta.Format, ld.Compression, ld.Meta.Clock, ld.Meta.Kernel
-			tr.SkippedRecords = ld.Meta.Skipped
-			rep := &whatif.Report{Prediction: p, Trace: tr, Window: strings.Replace(f.windowText(), "of each trace", "of the trace", 1),
-				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version}
+			rep := &whatif.Report{Prediction: p, Trace: traceSummary(ld), Window: strings.Replace(f.windowText(), "of each trace", "of the trace", 1),
+				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
 			return whatif.Write(cmd.OutOrStdout(), rep, f.format)
 		},
 	}

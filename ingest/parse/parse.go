@@ -83,6 +83,12 @@ type Options struct {
 	// (ingest.MaxEventsFor), a negative value sets none. Streaming
 	// readers ignore it.
 	MaxEvents int64
+	// Progress, when set, is told by ingest.Load and LoadReader how the
+	// reading goes: bytes of the input read (before decompression) of
+	// its total (0 when unknown: a pipe), and events so far; every 65,536
+	// events and once at the end. A perf.data or trace.dat read in place
+	// at offsets reports events only.
+	Progress func(read, total int64, events int)
 }
 
 // MaxSkippedErrors is how many skipped-record errors Meta keeps.

@@ -293,6 +293,7 @@ type mergeState struct {
 	pi, si, wi int
 	pt, st, wt uint64 // next raw timestamp of each stream, none when exhausted
 	pk         timeline.Kind
+	tieCounted int // 1 + the waking whose tie afterSleep counted
 }
 
 // none marks an exhausted stream (real timestamps are at most MaxInt64).
@@ -302,7 +303,13 @@ const none = math.MaxUint64
 //
 // Order: at one timestamp a compact waking goes first, a compact switch
 // last, and plain events keep their file order between them (ordered by
-// kind against the compact ones). The walk tracks the CPU's running task,
+// kind against the compact ones). The compact columns do not say how a
+// waking and a switch of the same instant were ordered, and with
+// microsecond timestamps (a converted text trace) they often tie: a
+// waking of a task that a switch of the same instant puts to sleep (its
+// prev, with a sleeping prev_state) went after that switch, since a
+// running task cannot be woken from a sleep it has not entered yet (see
+// afterSleep). Such ties are counted in tiesInferred. The walk tracks the CPU's running task,
 // fills the prev side of compact switches from it, and hands out pending
 // BufferStart/Lost records just before the CPU's first event of the bundle.
 func (r *Reader) startMerge(ci int) {
@@ -334,6 +341,8 @@ func (r *Reader) nextMerged(ev *timeline.Event) (bool, error) {
 			src, t, k = 2, m.pt, m.pk
 		}
 		if m.st < t || (m.st == t && timeline.KindSwitch < k) {
+			src, t = 3, m.st
+		} else if m.st == t && (src == 1 && r.afterSleep(c) || src == 2 && r.afterSwitchIn(c)) {
 			src, t = 3, m.st
 		}
 		now := timeline.Time(int64(t) + r.clockOffset)
@@ -385,6 +394,55 @@ func (r *Reader) nextMerged(ev *timeline.Event) (bool, error) {
 	return false, nil
 }
 
+// afterSleep reports whether the bundle's next compact waking must wait
+// for a compact switch at its timestamp: one of the CPU's switches at that
+// instant puts the woken task to sleep. The prev of each switch is the
+// CPU's running task, then the next of the switch before. A tie ordered
+// this way is counted once, at the waking, in tiesInferred.
+func (r *Reader) afterSleep(c *cpuState) bool {
+	s, m := &r.b, &r.m
+	pid := timeline.TID(int32(s.wkPid[m.wi]))
+	prev, known := c.cur, c.curKnown
+	for j := m.si; j < m.ns && s.swTS[j] == m.st; j++ {
+		if known && prev == pid && pid > 0 {
+			if st, err := r.layout.decode(int64(s.swState[j])); err == nil && !st.Runnable() {
+				if m.tieCounted != m.wi+1 {
+					m.tieCounted = m.wi + 1
+					r.tiesInferred++
+				}
+				return true
+			}
+		}
+		prev, known = timeline.TID(int32(s.swPid[j])), true
+	}
+	return false
+}
+
+// afterSwitchIn reports whether the bundle's next plain event must wait
+// for a compact switch at its timestamp: the event's pid (the task current
+// on the CPU when it was written) is not the CPU's running task but is
+// switched in by one of the CPU's switches at that instant, so the event
+// was written after that switch.
+func (r *Reader) afterSwitchIn(c *cpuState) bool {
+	s, m := &r.b, &r.m
+	e := &s.plain[m.pi]
+	switch e.Kind {
+	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
+	default:
+		return false
+	}
+	cur := e.Other // the header pid
+	if cur == timeline.NoTID || (c.curKnown && c.cur == cur) {
+		return false
+	}
+	for j := m.si; j < m.ns && s.swTS[j] == m.st; j++ {
+		if timeline.TID(int32(s.swPid[j])) == cur {
+			return true
+		}
+	}
+	return false
+}
+
 // emitInto fills ev with the event of stream src at its current index:
 // a compact waking (1), a plain event (2) or a compact switch (3).
 func (r *Reader) emitInto(ev *timeline.Event, src int, now timeline.Time, cpu timeline.CPU, c *cpuState) *fieldError {
@@ -410,6 +468,7 @@ func (r *Reader) emitInto(ev *timeline.Event, src int, now timeline.Time, cpu ti
 			return &fieldError{path: "compact_sched.switch_prev_state", msg: fmt.Sprintf("[%d]: %v", si, err), err: parse.ErrBadField}
 		}
 		r.switchesSeen++
+		r.compactSeen = true
 		task, comm, prio := timeline.TID(int32(s.swPid[si])), s.intern[s.swComm[si]], prio16(s.swPrio[si])
 		*ev = timeline.Event{
 			Time: now, Start: timeline.NoTime, CPU: cpu, Kind: timeline.KindSwitch, State: st,
@@ -419,6 +478,7 @@ func (r *Reader) emitInto(ev *timeline.Event, src int, now timeline.Time, cpu ti
 			ev.Other, ev.OComm, ev.OPrio = c.cur, c.curComm, c.curPrio
 		}
 		c.cur, c.curComm, c.curPrio, c.curKnown = task, comm, prio, true
+		r.setPrio(task, prio)
 		if task >= 0 && int(task) < len(r.tidComm) {
 			r.tidComm[task] = comm
 		} else {
@@ -450,9 +510,22 @@ func (r *Reader) plainState(c *cpuState, e *timeline.Event) {
 	switch e.Kind {
 	case timeline.KindSwitch:
 		c.cur, c.curComm, c.curPrio, c.curKnown = e.Task, e.Comm, e.Prio, true
+		r.setPrio(e.Other, e.OPrio)
+		r.setPrio(e.Task, e.Prio)
 		r.setComm(e.Other, e.OComm)
 		r.setComm(e.Task, e.Comm)
 	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
+		// The event's pid is the task current on this CPU. When it is not
+		// the task the compact switches left running, a switch is missing
+		// from the trace: the next compact switch's prev is this task, as
+		// its prev_pid would have said (the plain encoding's prev), so that
+		// the gap shows as the inconsistency it is instead of charging the
+		// time to the task switched in last.
+		if e.Other != timeline.NoTID && c.curKnown && c.cur != e.Other && r.compactSeen {
+			c.cur, c.curComm, c.curPrio = e.Other, r.commOfTask(e.Other), r.prioOfTask(e.Other)
+			r.curFromPid++
+		}
+		r.setPrio(e.Task, e.Prio)
 		if e.Other != timeline.NoTID && e.OComm == timeline.NoComm {
 			if c.curKnown && c.cur == e.Other {
 				e.OComm = c.curComm
@@ -469,6 +542,26 @@ func (r *Reader) plainState(c *cpuState, e *timeline.Event) {
 		}
 		r.setComm(e.Task, e.Comm)
 	}
+}
+
+// setPrio remembers the last prio the events gave a task (only once a
+// compact switch was read: only compact switches need it).
+func (r *Reader) setPrio(t timeline.TID, p int16) {
+	if !r.compactSeen || t < 0 || p < 0 {
+		return
+	}
+	if r.tidPrio == nil {
+		r.tidPrio = map[timeline.TID]int16{}
+	}
+	r.tidPrio[t] = p
+}
+
+// prioOfTask is the task's last known prio, -1 if none.
+func (r *Reader) prioOfTask(t timeline.TID) int16 {
+	if p, ok := r.tidPrio[t]; ok {
+		return p
+	}
+	return -1
 }
 
 // maxTIDTable bounds the tid-indexed comm table (256 KiB: the default

@@ -83,6 +83,13 @@ type Reader struct {
 	layout       stateLayout
 	layoutSet    bool // SystemInfo gave the layout
 	switchesSeen int64
+	// tiesInferred counts compact wakings put after a switch of the same
+	// instant that sent the woken task to sleep (bundle.go, afterSleep).
+	tiesInferred int64
+	// compactSeen: a compact_sched switch was read; curFromPid counts the
+	// times a plain event's pid showed a compact switch missing.
+	compactSeen bool
+	curFromPid  int64
 
 	clockLocked bool
 	// clockDefault: the trace names no clock (no ftrace_clock, boot as the
@@ -102,6 +109,7 @@ type Reader struct {
 
 	procs          map[timeline.TID]Process
 	tidComm        []timeline.CommID                // last comm the events gave each task, by tid
+	tidPrio        map[timeline.TID]int16           // last prio the events gave each task, for a prev found from an event's pid
 	comms          map[timeline.TID]timeline.CommID // the same for tids >= maxTIDTable
 	tracingStarted timeline.Time
 	unknownNames   map[uint32]string
@@ -843,6 +851,14 @@ func (r *Reader) finish() {
 	}
 	if r.meta.Clock == "" && !r.machClockSet {
 		r.meta.Clock = "boot"
+	}
+	if r.curFromPid > 0 {
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("compact_sched: an event's pid showed another task running than the last switch put in, %d times (a switch missing from the trace): "+
+			"the next switch's prev was taken from that pid, so the gap counts as unknown; where no event names the running task the compact encoding cannot show the missing switch", r.curFromPid))
+	}
+	if r.tiesInferred > 0 {
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("compact_sched: wakings that share their timestamp with the switch that put the woken task to sleep on the same CPU: %d; "+
+			"the encoding does not keep their order, so they were put after it (the task sleeps, then wakes): the wakeup latency of these wakings rests on that inferred order", r.tiesInferred))
 	}
 	r.finishAttrs()
 }

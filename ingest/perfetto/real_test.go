@@ -164,7 +164,7 @@ func sortRuns(evs []timeline.Event) {
 func TestTextTwinCompact(t *testing.T) {
 	strs := timeline.NewStrings()
 	want, _ := readText(t, twinText, strs)
-	got, _ := mustDecode(t, readFixture(t, twinDir+"trace-compact.pftrace.zst"), parse.Options{Name: "trace-compact.pftrace", Strings: strs})
+	got, r := mustDecode(t, readFixture(t, twinDir+"trace-compact.pftrace.zst"), parse.Options{Name: "trace-compact.pftrace", Strings: strs})
 	if len(got) != len(want) {
 		t.Fatalf("events = %d, want %d", len(got), len(want))
 	}
@@ -221,12 +221,14 @@ func TestTextTwinCompact(t *testing.T) {
 		}
 	}
 	// README of the fixture: the first switch of each of the 2 CPUs loses
-	// its prev side, and 13 switches follow a switch the capture lost.
+	// its prev side, and 13 switches follow a switch the capture lost. For
+	// 2 of them a sched_wakeup in between names, by its pid, the task that
+	// ran (issue 14 item 2): their prev is right.
 	if firstSwitch != 2 {
 		t.Errorf("switches with unknown prev = %d, want 2", firstSwitch)
 	}
-	if missedSwitch != 13 {
-		t.Errorf("switches whose inferred prev differs = %d, want 13", missedSwitch)
+	if missedSwitch != 11 || r.curFromPid != 2 {
+		t.Errorf("switches whose inferred prev differs = %d, want 11; prevs taken from an event's pid %d, want 2", missedSwitch, r.curFromPid)
 	}
 	t.Logf("first switches %d, lost-switch prevs %d, prev comm diffs %d, wakeup waker comm diffs %d", firstSwitch, missedSwitch, prevComm, wakerComm)
 }
@@ -288,8 +290,13 @@ func TestTracebox(t *testing.T) {
 			if int64(st.seedOnly) != stats["compact_sched_switch_skipped"] {
 				t.Errorf("switches with unknown prev = %d, want compact_sched_switch_skipped %d", st.seedOnly, stats["compact_sched_switch_skipped"])
 			}
-			if int64(st.mismatched) != stats["mismatched_sched_switch_tids"] {
-				t.Errorf("mismatched switches = %d, want %d", st.mismatched, stats["mismatched_sched_switch_tids"])
+			// In compact_sched trace_processor takes each switch's prev to be
+			// the CPU's last next and so never sees a missing switch; the
+			// reader also reads the pid of the CPU's plain events (the task
+			// current there) and, where it contradicts the last next, takes
+			// the switch's prev from it (curFromPid): each is a mismatch.
+			if int64(st.mismatched) != stats["mismatched_sched_switch_tids"]+r.curFromPid {
+				t.Errorf("mismatched switches = %d, want %d + %d found from event pids", st.mismatched, stats["mismatched_sched_switch_tids"], r.curFromPid)
 			}
 			// Compact wakings before their CPU's first switch: trace_processor
 			// cannot name their waker and drops them.
@@ -341,19 +348,25 @@ func TestTracebox(t *testing.T) {
 				}
 			}
 			_, threads := readCSV(t, filepath.Join(dir, "tp-threads.csv"))
-			checked := 0
+			checked, skipped := 0, 0
 			for _, row := range threads {
 				tid := timeline.TID(atoi(t, row[0]))
 				a := per[tid]
 				if a == nil {
 					a = &acc{}
 				}
+				if r.curFromPid > 0 && st.missed[tid] {
+					// trace_processor charges a missing switch's gap to the
+					// task switched in last; schedlens leaves it uncounted.
+					skipped++
+					continue
+				}
 				if a.run != atoi(t, row[2]) || a.n != atoi(t, row[3]) {
 					t.Errorf("tid %d (%s): run %d ns in %d slices, want %s in %s", tid, row[1], a.run, a.n, row[2], row[3])
 				}
 				checked++
 			}
-			t.Logf("%d events, %d slices, %d threads checked against trace_processor", len(evs), len(slices), checked)
+			t.Logf("%d events, %d slices, %d threads checked against trace_processor; %d beside a switch missing from the compact trace left out", len(evs), len(slices), checked, skipped)
 		})
 	}
 }

@@ -219,6 +219,8 @@ func compareRoundTrip(t *testing.T, orig, got []timeline.Event, text, compact bo
 					if g.Other != o.Other || g.OComm != o.OComm || g.OPrio != o.OPrio {
 						if allow("prev of a CPU's first switch", g.Other == timeline.NoTID) ||
 							allow("prev after a lost switch", o.Other != running[i] && g.Other == running[i]) ||
+							allow("prev from an event's pid after a lost switch, its comm or prio not yet seen",
+								o.Other != running[i] && g.Other == o.Other && (g.OComm == timeline.NoComm || g.OPrio == -1)) ||
 							allow("inferred prev comm (rename or exec in lost data, text comms)", g.Other == o.Other && g.OPrio == o.OPrio) {
 							g.Other, g.OComm, g.OPrio = o.Other, o.OComm, o.OPrio
 						}

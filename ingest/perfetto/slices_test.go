@@ -39,7 +39,10 @@ type sliceOptions struct {
 
 type sliceStats struct {
 	mismatched int // switches whose prev is not the CPU's running task
-	seedOnly   int // switches with an unknown prev
+	// missed: the tasks on both sides of a mismatched switch (the one the
+	// CPU was running and the switch's prev).
+	missed   map[timeline.TID]bool
+	seedOnly int // switches with an unknown prev
 }
 
 func computeSlices(evs []timeline.Event, o sliceOptions) ([]schedSlice, sliceStats) {
@@ -66,6 +69,10 @@ func computeSlices(evs []timeline.Event, o sliceOptions) ([]schedSlice, sliceSta
 				out[i].endState, out[i].ended = e.State, true
 			} else {
 				st.mismatched++
+				if st.missed == nil {
+					st.missed = map[timeline.TID]bool{}
+				}
+				st.missed[out[i].tid], st.missed[e.Other] = true, true
 			}
 		}
 		out = append(out, schedSlice{cpu: e.CPU, ts: e.Time, dur: -1, tid: e.Task, comm: e.Comm, prio: e.Prio})
