@@ -24,15 +24,6 @@ const (
 	bufSize = 64 << 10
 )
 
-// cpuState is what the Reader remembers per CPU.
-type cpuState struct {
-	last     timeline.Time // time of the CPU's last record, NoTime if none
-	lost     int64         // pending lost count (-1 if unknown)
-	lostFrom timeline.Time // last record time when the loss was read
-	lostAt   timeline.Time // time printed on the lost record
-	hasLost  bool
-}
-
 // Reader reads `perf script` text. It implements parse.Reader.
 type Reader struct {
 	br   *bufio.Reader
@@ -46,16 +37,14 @@ type Reader struct {
 	nextOff int64 // offset of the next line
 	long    []byte
 
-	cpus     []cpuState
-	maxCPU   int
-	lastTime timeline.Time // last record time in the trace
+	lost   parse.LostCPUs // per CPU: last record time, a loss not yet handed out
+	maxCPU int
 
 	held    timeline.Event // event to hand out after a KindLost
 	hasHeld bool
 
-	eof      bool // input exhausted; flushing pending losses
-	flushCPU int  // next CPU to look at when flushing
-	err      error
+	eof bool // input exhausted; flushing pending losses
+	err error
 
 	ncpuAvail  int // from "# nrcpus avail", 0 if absent
 	ncpuOnline int // from "# nrcpus online", 0 if absent
@@ -81,14 +70,13 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		strs = timeline.NewStrings()
 	}
 	return &Reader{
-		br:       bufio.NewReaderSize(r, bufSize),
-		name:     opts.Name,
-		opts:     opts,
-		strs:     strs,
-		meta:     parse.NewMeta("perf-script"),
-		maxCPU:   -1,
-		lastTime: timeline.NoTime,
-		names:    map[string]string{},
+		br:     bufio.NewReaderSize(r, bufSize),
+		name:   opts.Name,
+		opts:   opts,
+		strs:   strs,
+		meta:   parse.NewMeta("perf-script"),
+		maxCPU: -1,
+		names:  map[string]string{},
 	}, nil
 }
 
@@ -301,24 +289,14 @@ func (r *Reader) record(s *sample, unterminated bool) *parse.ParseError {
 		n = x
 	}
 	r.growCPU(s.cpu)
-	c := &r.cpus[s.cpu]
-	if !c.hasLost {
-		c.hasLost = true
-		c.lost = n
-		c.lostFrom = c.last
-		c.lostAt = s.time
-	} else if c.lost >= 0 && n >= 0 {
-		c.lost += n
-	} else {
-		c.lost = -1
-	}
+	r.lost.Add(s.cpu, n, s.time)
 	return nil
 }
 
 // checkTime rejects a record older than its CPU's previous one.
 func (r *Reader) checkTime(s *sample) *parse.ParseError {
-	if s.cpu < len(r.cpus) {
-		if last := r.cpus[s.cpu].last; last != timeline.NoTime && s.time < last {
+	{
+		if last := r.lost.LastOf(s.cpu); last != timeline.NoTime && s.time < last {
 			return r.errorf(s.recordName(), parse.ErrBackwards,
 				"timestamp %s on CPU %d is before the CPU's previous record at %s",
 				fmtTime(s.time), s.cpu, fmtTime(last))
@@ -330,36 +308,21 @@ func (r *Reader) checkTime(s *sample) *parse.ParseError {
 // see records a valid sample's CPU and time.
 func (r *Reader) see(s *sample) {
 	r.growCPU(s.cpu)
-	r.cpus[s.cpu].last = s.time
-	if r.lastTime == timeline.NoTime || s.time > r.lastTime {
-		r.lastTime = s.time
-	}
+	r.lost.See(s.cpu, s.time)
 }
 
 func (r *Reader) growCPU(cpu int) {
 	if cpu > r.maxCPU {
 		r.maxCPU = cpu
 	}
-	for len(r.cpus) <= cpu {
-		r.cpus = append(r.cpus, cpuState{last: timeline.NoTime, lostFrom: timeline.NoTime})
-	}
 }
 
 // commit hands out a pending loss of ev's CPU before ev itself.
 func (r *Reader) commit(ev *timeline.Event) {
-	c := &r.cpus[ev.CPU]
-	if !c.hasLost {
-		return
+	held := *ev
+	if r.lost.Take(int(ev.CPU), ev.Time, ev) {
+		r.held, r.hasHeld = held, true
 	}
-	r.held = *ev
-	r.hasHeld = true
-	ev.Reset()
-	ev.Kind = timeline.KindLost
-	ev.CPU = r.held.CPU
-	ev.Time = r.held.Time
-	ev.Start = c.lostFrom
-	ev.Arg = c.lost
-	c.hasLost = false
 }
 
 // finish completes Meta once the input is exhausted.
@@ -392,26 +355,7 @@ func (r *Reader) finish() {
 // flush hands out the losses still pending at the end of the input, one per
 // call, then io.EOF.
 func (r *Reader) flush(ev *timeline.Event) error {
-	for ; r.flushCPU < len(r.cpus); r.flushCPU++ {
-		c := &r.cpus[r.flushCPU]
-		if !c.hasLost {
-			continue
-		}
-		c.hasLost = false
-		t := c.last
-		if t == timeline.NoTime {
-			t = r.lastTime
-		}
-		if t == timeline.NoTime {
-			t = c.lostAt
-		}
-		ev.Reset()
-		ev.Kind = timeline.KindLost
-		ev.CPU = timeline.CPU(r.flushCPU)
-		ev.Time = t
-		ev.Start = t
-		ev.Arg = c.lost
-		r.flushCPU++
+	if r.lost.Flush(ev) {
 		return nil
 	}
 	ev.Reset()

@@ -33,14 +33,6 @@ const (
 	bufSize = 256 << 10
 )
 
-type cpuState struct {
-	last     timeline.Time
-	lost     int64
-	lostFrom timeline.Time
-	lostAt   timeline.Time
-	hasLost  bool
-}
-
 // Reader reads perf.data. It implements parse.Reader.
 type Reader struct {
 	name string
@@ -72,14 +64,12 @@ type Reader struct {
 	q       queue
 	threads map[int32]timeline.CommID // perf's name for each thread, from COMM and FORK records
 
-	cpus     []cpuState
-	maxCPU   int
-	lastTime timeline.Time
-	held     timeline.Event
-	hasHeld  bool
-	eof      bool
-	flushCPU int
-	err      error
+	cpuLost parse.LostCPUs // per CPU: last record time, a loss not yet handed out
+	maxCPU  int
+	held    timeline.Event
+	hasHeld bool
+	eof     bool
+	err     error
 
 	lostRecs  int
 	lostTotal int64 // records lost, by the LOST and timed LOST_SAMPLES records
@@ -107,7 +97,7 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	rd := &Reader{
 		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
 		byID: map[uint64]*attr{}, threads: map[int32]timeline.CommID{}, maxCPU: -1,
-		lastTime: timeline.NoTime, features: map[int][]byte{},
+		features: map[int][]byte{},
 		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(),
 	}
 	// perf names the idle task before reading any record

@@ -396,8 +396,8 @@ func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.P
 	// PERF_RECORD_SAMPLE
 	t := timeline.Time(e.time)
 	cpu := int(e.cpu)
-	if cpu < len(r.cpus) {
-		if last := r.cpus[cpu].last; last != timeline.NoTime && t < last {
+	{
+		if last := r.cpuLost.LastOf(cpu); last != timeline.NoTime && t < last {
 			return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBackwards,
 				"time %d on CPU %d is before the CPU's previous record at %d", t, cpu, last)
 		}
@@ -464,18 +464,12 @@ func (r *Reader) specOf(a *attr, at int64) (*eventSpec, *parse.ParseError) {
 
 func (r *Reader) see(cpu int, t timeline.Time) {
 	r.growCPU(cpu)
-	r.cpus[cpu].last = t
-	if r.lastTime == timeline.NoTime || t > r.lastTime {
-		r.lastTime = t
-	}
+	r.cpuLost.See(cpu, t)
 }
 
 func (r *Reader) growCPU(cpu int) {
 	if cpu > r.maxCPU {
 		r.maxCPU = cpu
-	}
-	for len(r.cpus) <= cpu {
-		r.cpus = append(r.cpus, cpuState{last: timeline.NoTime, lostFrom: timeline.NoTime})
 	}
 }
 
@@ -492,56 +486,20 @@ func (r *Reader) lost(e *entry, n int64) {
 		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("offset %#x: lost-event record without a CPU, put on CPU 0", e.at))
 	}
 	r.growCPU(cpu)
-	c := &r.cpus[cpu]
-	if !c.hasLost {
-		c.hasLost = true
-		c.lost = n
-		c.lostFrom = c.last
-		c.lostAt = timeline.Time(min(e.time, math.MaxInt64))
-	} else {
-		c.lost += n
-	}
+	r.cpuLost.Add(cpu, n, timeline.Time(min(e.time, math.MaxInt64)))
 }
 
 // commit hands out a pending loss of ev's CPU before ev itself.
 func (r *Reader) commit(ev *timeline.Event) {
-	c := &r.cpus[ev.CPU]
-	if !c.hasLost {
-		return
+	held := *ev
+	if r.cpuLost.Take(int(ev.CPU), ev.Time, ev) {
+		r.held, r.hasHeld = held, true
 	}
-	r.held = *ev
-	r.hasHeld = true
-	ev.Reset()
-	ev.Kind = timeline.KindLost
-	ev.CPU = r.held.CPU
-	ev.Time = r.held.Time
-	ev.Start = c.lostFrom
-	ev.Arg = c.lost
-	c.hasLost = false
 }
 
 // flush hands out the losses still pending at the end, then io.EOF.
 func (r *Reader) flush(ev *timeline.Event) error {
-	for ; r.flushCPU < len(r.cpus); r.flushCPU++ {
-		c := &r.cpus[r.flushCPU]
-		if !c.hasLost {
-			continue
-		}
-		c.hasLost = false
-		t := c.last
-		if t == timeline.NoTime {
-			t = r.lastTime
-		}
-		if t == timeline.NoTime {
-			t = c.lostAt
-		}
-		ev.Reset()
-		ev.Kind = timeline.KindLost
-		ev.CPU = timeline.CPU(r.flushCPU)
-		ev.Time = t
-		ev.Start = t
-		ev.Arg = c.lost
-		r.flushCPU++
+	if r.cpuLost.Flush(ev) {
 		return nil
 	}
 	ev.Reset()
