@@ -11,7 +11,6 @@ import (
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/policies"
-	"github.com/schedlens/schedlens/replay"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 	"github.com/schedlens/schedlens/whatif"
@@ -22,18 +21,13 @@ func init() { subcommands = append(subcommands, newReplayCmd) }
 func newReplayCmd() *cobra.Command {
 	var (
 		f        traceFlags
-		aff      affinityFlags
+		m        modelFlags
 		policy   string
-		kernel   string
 		features []string
 		patches  []string
-		hz       int
 		seed     uint64
-		topoFlag string
 		out      string
 		top      int
-		wakers   string
-		cpuSpeed string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
@@ -52,54 +46,15 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
   schedlens replay --comm cyclictest trace.txt.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if hz < 0 || hz > replay.MaxHZ {
-				return usagef("--hz %d: want 0 (the tick rate of the recording) or a tick rate from 1 to %d (CONFIG_HZ is 100, 250, 300 or 1000)", hz, replay.MaxHZ)
-			}
-			rule, err := replay.ParseWakeRule(wakers)
-			if err != nil {
-				return usagef("--wakers: %v", err)
-			}
-			// The version: --policy's head or --kernel when given (checked
-			// before the trace loads), else the trace's kernel release.
-			pol := whatif.Policy{Description: policy, Patches: patches, Features: features}
-			if cmd.Flags().Changed("kernel") {
-				pol.Kernel = kernel
-			}
-			if pol.Kernel != "" || (policy != "" && policy != "mainline") {
-				if _, _, err := pol.Resolve(); err != nil {
-					return usagef("%v", err)
-				}
-			}
-			speed, err := replay.ParseSpeed(cpuSpeed)
-			if err != nil {
-				return usagef("--cpu-speed: %v", err)
-			}
-			if err := checkInputs(topoFlag, &aff); err != nil {
-				return err
-			}
-			ld, win, err := f.prepare(cmd, args[0], compare.Formats...)
+			in, err := m.load(cmd, &f, args[0], whatif.Policy{Description: policy, Patches: patches, Features: features}, compare.Formats...)
 			if err != nil {
 				return err
 			}
-			tl := ld.Timeline
-			topo, err := topology.Resolve(ld.Meta.Topology, args[0], topoFlag, tl.NCPU)
-			if err != nil {
-				return err
-			}
-			if pol.Release, err = traceRelease(ld, topo, args[0]); err != nil {
-				return err
-			}
-			desc, kernelNotes, err := pol.Resolve()
-			if err != nil {
-				return usagef("%v", err)
-			}
-			am, err := aff.build(tl)
-			if err != nil {
-				return err
-			}
+			ld, win, topo := in.ld, in.win, in.topo
 			bar, prog := f.simulationProgress(cmd)
-			run, err := whatif.Replay(tl, desc, whatif.Options{Topology: topo, Window: win, Filter: f.filter(), Affinity: am,
-				Speed: speed, WakeRule: rule, HZ: hz, Seed: seed, Progress: prog})
+			opts := in.opts
+			opts.Seed, opts.Progress = seed, prog
+			run, err := whatif.Replay(in.tl, in.desc, opts)
 			bar.Done()
 			if err != nil {
 				return err
@@ -108,7 +63,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			rep := &compare.Replay{Trace: traceSummary(ld), Policy: run.Policy, Seed: seed, HZ: run.Options.HZ, Topology: topo.Source,
 				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
-			rep.Notes = append(append(rep.Notes, kernelNotes...), run.Notes...)
+			rep.Notes = append(append(rep.Notes, in.kernelNotes...), run.Notes...)
 			if out != "" {
 				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel, sourceClock(ld.Meta.Clock, args[0])); err != nil {
 					return outputError(out, err)
@@ -119,19 +74,14 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 		},
 	}
 	f.register(cmd, strings.Join(compare.Formats, "|"))
-	aff.register(cmd)
+	m.register(cmd, "kernel version whose mainline model to run (6.6, 6.12, 6.18)")
 	fl := cmd.Flags()
 	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description such as "6.12,+resched-ineligible,NO_RUN_TO_PARITY"`)
-	fl.StringVar(&kernel, "kernel", policies.DefaultKernel(), "kernel version whose mainline model to run (6.6, 6.12, 6.18); by default the newest modeled version at or below the trace's kernel release when the trace carries it (perf.data header, Perfetto system info, topology capture, meta.txt next to the trace)")
 	fl.StringSliceVar(&features, "feature", nil, "sched_feat switch, e.g. NO_RUN_TO_PARITY (repeatable)")
 	fl.StringSliceVar(&patches, "patch", nil, "seed patch knob to turn on (+name) or off (-name): "+strings.Join(patchList(), ", "))
-	fl.IntVar(&hz, "hz", 0, "tick rate (CONFIG_HZ) of the model; 0: from the recording (the runs its tick ended; HZ 250 unless they show a slower tick)")
 	fl.Uint64Var(&seed, "seed", 1, "random seed: the same trace, policy and seed give the same replay")
-	fl.StringVar(&topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")
 	fl.IntVar(&top, "top", 10, "rows in the per-comm and per-task tables")
-	fl.StringVar(&cpuSpeed, "cpu-speed", "auto", `how fast each CPU ran the recorded work: "auto" (calibrated from the trace where it shows the same work on CPUs of different capacity, else capacity), "equal" (every CPU at 1024: an emulated guest), "capacity", or a file of "CPULIST SPEED" lines`)
-	fl.StringVar(&wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed) or "late-any" (the recorded one, or any once the sleep outlasts the recorded one)`)
 	return cmd
 }
 
