@@ -3,10 +3,11 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedlens/schedlens/internal/golden"
 )
 
 // abGoldenCases are rendered as text, markdown and JSON and kept as
@@ -46,20 +47,8 @@ func TestABGoldens(t *testing.T) {
 				if err := WriteAB(&buf, r, format); err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", tc.name+".compare."+format+".golden")
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./compare -update to create it)", err)
-				}
-				if got := buf.String(); got != string(want) {
-					t.Errorf("%s differs from the golden; got:\n%s", golden, firstDiff(got, string(want)))
-				}
+				path := filepath.Join("testdata", tc.name+".compare."+format+".golden")
+				golden.Check(t, path, buf.Bytes())
 			})
 		}
 		// Text: 80 columns, no trailing blanks, ends with the command and

@@ -3,22 +3,18 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/internal/golden"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files (review the diff like code)")
 
 // goldenCases are rendered in every format and kept as
 // testdata/<name>.replay.<format>.golden.
@@ -101,20 +97,8 @@ func TestGoldens(t *testing.T) {
 				if err := WriteReplay(&buf, r, format); err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", tc.name+".replay."+format+".golden")
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./compare -update to create it)", err)
-				}
-				if got := buf.String(); got != string(want) {
-					t.Errorf("%s differs from the golden; got:\n%s", golden, firstDiff(got, string(want)))
-				}
+				path := filepath.Join("testdata", tc.name+".replay."+format+".golden")
+				golden.Check(t, path, buf.Bytes())
 			})
 		}
 	}
@@ -122,24 +106,6 @@ func TestGoldens(t *testing.T) {
 	if len(matches) < len(goldenCases)*len(Formats) {
 		t.Errorf("found %d goldens under testdata, want %d", len(matches), len(goldenCases)*len(Formats))
 	}
-}
-
-// firstDiff shows the first differing line of got and want.
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return "line " + strconv.Itoa(i+1) + ":\n got: " + gl + "\nwant: " + wl
-		}
-	}
-	return "(same lines)"
 }
 
 // TestTextFitsMail: every text line fits report.Width with no trailing

@@ -3,19 +3,15 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/internal/golden"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/topology"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files (review the diff like code)")
 
 // goldenCases are the real fixtures whose reports are kept as goldens:
 // testdata/<case>.report.<format>.golden.
@@ -70,20 +66,8 @@ func TestGoldens(t *testing.T) {
 				if err := Write(&buf, in, Full, format); err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", tc.name+".report."+format+".golden")
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./report -update to create it)", err)
-				}
-				if got := buf.String(); got != string(want) {
-					t.Errorf("%s differs from the golden; got:\n%s", golden, firstDiff(got, string(want)))
-				}
+				path := filepath.Join("testdata", tc.name+".report."+format+".golden")
+				golden.Check(t, path, buf.Bytes())
 			})
 		}
 	}
@@ -92,24 +76,6 @@ func TestGoldens(t *testing.T) {
 	if len(matches) < 2*3 {
 		t.Errorf("found %d report goldens under testdata, want at least 6", len(matches))
 	}
-}
-
-// firstDiff shows the first differing line of got and want.
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return "line " + strconv.Itoa(i+1) + ":\n got: " + gl + "\nwant: " + wl
-		}
-	}
-	return "(same lines)"
 }
 
 // TestTextFitsMail: every line of every text output is at most 80 columns

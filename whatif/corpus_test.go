@@ -15,13 +15,12 @@ import (
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/internal/golden"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of this package")
 
 // corpusDoc, when set, writes the agreement table of docs/whatif.md there.
 var corpusDoc = flag.String("corpus-doc", "", "write the corpus agreement table (markdown) to this file")
@@ -217,14 +216,14 @@ func TestCorpusAgreement(t *testing.T) {
 	if *corpusSeedsFlag != corpusSeeds {
 		return
 	}
-	golden := "testdata/corpus_agreement.golden"
+	path := "testdata/corpus_agreement.golden"
 	got := strings.Join(lines, "\n") + "\n"
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+	if *golden.Update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v (run with -update)", err)
 	}
@@ -236,11 +235,11 @@ func TestCorpusAgreement(t *testing.T) {
 				if i < len(wl) {
 					w = wl[i]
 				}
-				t.Errorf("%s:%d: got %q, want %q", golden, i+1, l, w)
+				t.Errorf("%s:%d: got %q, want %q", path, i+1, l, w)
 			}
 		}
 		if len(wl) > len(lines) {
-			t.Errorf("%s: %d lines, want %d", golden, len(lines), len(wl))
+			t.Errorf("%s: %d lines, want %d", path, len(lines), len(wl))
 		}
 	}
 }

@@ -3,11 +3,11 @@ package whatif
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/schedlens/schedlens/internal/golden"
 	"github.com/schedlens/schedlens/report"
 )
 
@@ -45,18 +45,7 @@ func TestReportGolden(t *testing.T) {
 	for _, f := range []struct{ format, file string }{{"text", "report.txt"}, {"markdown", "report.md"}, {"json", "report.json"}} {
 		got := render(t, p, f.format)
 		path := "testdata/" + f.file
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s (run with -update and read the diff)", f.format, path)
-		}
+		golden.Check(t, path, got)
 		if f.format == "text" {
 			for i, l := range strings.Split(string(got), "\n") {
 				if n := utf8.RuneCountInString(l); n > 80 && !strings.HasPrefix(l, "command:") {
