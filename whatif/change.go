@@ -108,7 +108,7 @@ func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
 			continue
 		}
 		prev, _ := policies.Parse(out)
-		next := out + "," + c.Text
+		next := compose(out, c.Text)
 		cfg, err := policies.Parse(next)
 		if err != nil {
 			return "", nil, fmt.Errorf("change %q on %s: %w", c.Text, out, err)
@@ -126,4 +126,23 @@ func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
 		return "", nil, fmt.Errorf("the changes leave the baseline %s as it was", base.String())
 	}
 	return cfg.String(), cpus, nil
+}
+
+// compose appends a change to a description; a patch change that undoes
+// one already there (+X after -X, -X after +X) removes that one instead,
+// so that "6.12,-newidle-bailout" with +newidle-bailout is 6.12 again.
+func compose(desc, change string) string {
+	if len(change) > 1 && (change[0] == '+' || change[0] == '-') {
+		opposite := "-" + change[1:]
+		if change[0] == '-' {
+			opposite = "+" + change[1:]
+		}
+		parts := strings.Split(desc, ",")
+		for i := len(parts) - 1; i > 0; i-- {
+			if parts[i] == opposite {
+				return strings.Join(append(parts[:i:i], parts[i+1:]...), ",")
+			}
+		}
+	}
+	return desc + "," + change
 }

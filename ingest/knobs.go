@@ -1,0 +1,103 @@
+package ingest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Knobs is what meta.txt next to a trace says the recording kernel ran
+// beyond its version's defaults: the scheduler knobs the capture set and
+// the seed patches its build lacked or carried.
+type Knobs struct {
+	// Features are sched_feat switches set before the workload
+	// ("NO_RUN_TO_PARITY"), from the "sched_knobs:" line's features=.
+	Features []string
+	// Tunables are debugfs sched tunables ("base_slice_ns=3000000"),
+	// from its debugfs=.
+	Tunables []string
+	// Sysctls are the sysctls the capture set ("kernel.sched_autogroup_enabled=0");
+	// no model reads them, they are reported.
+	Sysctls []string
+	// Patches are seed patches as "+name" (carried by a kernel whose
+	// version lacks it) or "-name" (reverted from one that has it), from
+	// the "sched_patches:" line (tools/kernel-lab's record.sh writes it).
+	Patches []string
+	// File is the meta.txt read ("" when there is none).
+	File string
+}
+
+// Empty says whether the recording ran its kernel as the version ships.
+func (k Knobs) Empty() bool {
+	return len(k.Features)+len(k.Tunables)+len(k.Sysctls)+len(k.Patches) == 0
+}
+
+// KnobsNextTo reads the knobs recorded in meta.txt next to a trace (see
+// ReleaseNextTo for where it looks). The "sched_knobs:" line is
+// "features=A B debugfs=k=v k=v sysctls=k=v" (tools/qemu's capture.sh:
+// a section runs to the next section's name); "sched_patches:" lists
+// "+name"/"-name" words. No file is no knobs; a line that does not parse
+// is an error with its line number.
+func KnobsNextTo(tracePath string) (Knobs, error) {
+	dir := tracePath
+	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(tracePath)
+	}
+	file := filepath.Join(dir, MetaFileName)
+	f, err := os.Open(file)
+	if os.IsNotExist(err) {
+		return Knobs{}, nil
+	}
+	if err != nil {
+		return Knobs{}, err
+	}
+	defer f.Close()
+	k := Knobs{File: file}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if v, ok := strings.CutPrefix(text, "sched_knobs:"); ok {
+			var section *[]string
+			for _, w := range strings.Fields(v) {
+				for _, s := range []struct {
+					prefix string
+					dst    *[]string
+				}{{"features=", &k.Features}, {"debugfs=", &k.Tunables}, {"sysctls=", &k.Sysctls}} {
+					if rest, ok := strings.CutPrefix(w, s.prefix); ok {
+						section, w = s.dst, rest
+						break
+					}
+				}
+				if section == nil {
+					return Knobs{}, fmt.Errorf("%s:%d: sched_knobs: %q before features=, debugfs= or sysctls=", file, line, w)
+				}
+				if w == "" {
+					continue
+				}
+				if section != &k.Features && !strings.Contains(w, "=") {
+					return Knobs{}, fmt.Errorf("%s:%d: sched_knobs: %q: want name=value", file, line, w)
+				}
+				*section = append(*section, w)
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(text, "sched_patches:"); ok {
+			for _, w := range strings.Fields(v) {
+				if len(w) < 2 || (w[0] != '+' && w[0] != '-') {
+					return Knobs{}, fmt.Errorf("%s:%d: sched_patches: %q: want +name or -name", file, line, w)
+				}
+				k.Patches = append(k.Patches, w)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Knobs{}, err
+	}
+	if k.Empty() {
+		k.File = ""
+	}
+	return k, nil
+}

@@ -1,0 +1,53 @@
+package ingest
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestKnobsNextTo(t *testing.T) {
+	for _, tc := range []struct {
+		name, meta string
+		want       Knobs
+		err        string
+	}{
+		{"none", "kernel: 6.12.95\n", Knobs{}, ""},
+		{"defaults", "sched_knobs: features= debugfs= sysctls=\n", Knobs{}, ""},
+		{"all", "kernel: 6.12.118\nsched_knobs: features=NO_RUN_TO_PARITY NO_PLACE_LAG debugfs=base_slice_ns=3000000 migration_cost_ns=0 sysctls=kernel.sched_autogroup_enabled=0\nsched_patches: -newidle-bailout +resched-ineligible\n",
+			Knobs{Features: []string{"NO_RUN_TO_PARITY", "NO_PLACE_LAG"}, Tunables: []string{"base_slice_ns=3000000", "migration_cost_ns=0"},
+				Sysctls: []string{"kernel.sched_autogroup_enabled=0"}, Patches: []string{"-newidle-bailout", "+resched-ineligible"}}, ""},
+		{"orphan", "sched_knobs: NO_RUN_TO_PARITY\n", Knobs{}, "meta.txt:1: sched_knobs: \"NO_RUN_TO_PARITY\" before features="},
+		{"tunable without value", "\nsched_knobs: features= debugfs=base_slice_ns\n", Knobs{}, "meta.txt:2: sched_knobs: \"base_slice_ns\": want name=value"},
+		{"bad patch", "sched_patches: newidle-bailout\n", Knobs{}, "meta.txt:1: sched_patches: \"newidle-bailout\": want +name or -name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, MetaFileName)
+			if err := os.WriteFile(file, []byte(tc.meta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := KnobsNextTo(filepath.Join(dir, "trace.txt.zst"))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Empty() {
+				tc.want.File = file
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+	if k, err := KnobsNextTo(filepath.Join(t.TempDir(), "trace.txt")); err != nil || !k.Empty() {
+		t.Errorf("no meta.txt: %+v, %v; want no knobs", k, err)
+	}
+}

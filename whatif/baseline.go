@@ -1,0 +1,67 @@
+package whatif
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/policies"
+)
+
+// RecordedChanges turns what meta.txt says the recording kernel ran
+// beyond its version's defaults (seed patches reverted or applied, sched
+// features and tunables the capture set) into changes of the baseline:
+// the model of the kernel that was recorded, not of the version it was
+// built from. Sysctls have no model and come back as notes.
+func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
+	var out []Change
+	var notes []string
+	for _, group := range [][]string{k.Patches, k.Features, k.Tunables} {
+		for _, s := range group {
+			c, err := ParseChange(s)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %v", k.File, err)
+			}
+			out = append(out, c)
+		}
+	}
+	for _, s := range k.Sysctls {
+		notes = append(notes, fmt.Sprintf("the recording set sysctl %s (%s); the model has no such knob", s, k.File))
+	}
+	return out, notes, nil
+}
+
+// Baseline applies the recording kernel's own changes to the version's
+// model desc: a change that leaves the model as it was (a feature at its
+// default) is skipped. cpus= is not a kernel knob and is an error.
+func Baseline(desc string, changes []Change) (string, error) {
+	out := desc
+	var applied []string
+	for _, c := range changes {
+		if c.Kind == ChangeCPUs {
+			return "", fmt.Errorf("baseline change %q: the CPUs are the recording's own", c.Text)
+		}
+		prev, err := policies.Parse(out)
+		if err != nil {
+			return "", fmt.Errorf("baseline %q: %w", out, err)
+		}
+		next := compose(out, c.Text)
+		cfg, err := policies.Parse(next)
+		if err != nil {
+			return "", fmt.Errorf("baseline change %q on %s: %w", c.Text, out, err)
+		}
+		if cfg == prev {
+			continue
+		}
+		out = next
+		applied = append(applied, c.Text)
+	}
+	if len(applied) == 0 {
+		return desc, nil
+	}
+	cfg, _ := policies.Parse(out)
+	if _, err := policies.New(cfg); err != nil {
+		return "", fmt.Errorf("baseline %q (%s): %w", out, strings.Join(applied, ", "), err)
+	}
+	return cfg.String(), nil
+}
