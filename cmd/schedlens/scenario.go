@@ -49,7 +49,8 @@ e.g. mainline with and without the patch) and prints the metrics of both runs
 side by side, measured by the same code as a recorded trace.`,
 		Example: `  schedlens scenario
   schedlens scenario newidle-bailout
-  schedlens scenario 002 --policy "6.12,NO_RUN_TO_PARITY vs 6.12,+resched-ineligible,NO_RUN_TO_PARITY"`,
+  schedlens scenario 002 --policy \
+      "6.12,NO_RUN_TO_PARITY vs 6.12,+resched-ineligible,NO_RUN_TO_PARITY"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()

@@ -22,11 +22,12 @@ func newTasksCmd() *cobra.Command {
 		Use:   "tasks TRACE",
 		Short: "Per-task run, runnable, rq-wait, sleep and blocked time",
 		Long: `tasks prints, per task instance (pid plus lifetime), its time on CPU, its
-runnable time (wakeup latency + preemption wait), its runqueue wait from enqueue,
-sleep and blocked time, and counts of switches, preemptions, wakeups and
-migrations, over the valid window of the trace or the one given.`,
+runnable time (wakeup latency + preemption wait), its runqueue wait from
+enqueue, sleep and blocked time, and counts of switches, preemptions, wakeups
+and migrations, over the valid window of the trace or the one given.`,
 		Example: `  schedlens tasks trace.txt.zst
-  schedlens tasks --start-marker oracle_start --end-marker oracle_end --format json trace.txt
+  schedlens tasks --start-marker oracle_start --end-marker oracle_end \
+      --format json trace.txt
   schedlens tasks --comm cyclictest perf-script.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
