@@ -5,6 +5,8 @@ go 1.26.8
 require (
 	github.com/KimMachineGun/automemlimit v1.0.2
 	github.com/agnivade/levenshtein v1.2.2
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.24.0
 	github.com/cilium/ebpf v0.22.0
 	github.com/google/renameio/v2 v2.0.2
 	github.com/klauspost/compress v1.20.4
@@ -26,6 +28,7 @@ require (
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect

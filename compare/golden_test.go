@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,7 +92,7 @@ func juno(t *testing.T) *Replay {
 func TestGoldens(t *testing.T) {
 	for _, tc := range goldenCases {
 		r := tc.make(t)
-		for _, format := range Formats {
+		for _, format := range goldenFormats {
 			t.Run(tc.name+"/"+format, func(t *testing.T) {
 				var buf bytes.Buffer
 				if err := WriteReplay(&buf, r, format); err != nil {
@@ -103,8 +104,51 @@ func TestGoldens(t *testing.T) {
 		}
 	}
 	matches, _ := filepath.Glob("testdata/*.replay.*.golden")
-	if len(matches) < len(goldenCases)*len(Formats) {
-		t.Errorf("found %d goldens under testdata, want %d", len(matches), len(goldenCases)*len(Formats))
+	if len(matches) < len(goldenCases)*len(goldenFormats) {
+		t.Errorf("found %d goldens under testdata, want %d", len(matches), len(goldenCases)*len(goldenFormats))
+	}
+}
+
+// goldenFormats are the formats kept as goldens. The HTML page holds the
+// text report whole, and its plots are checked by TestReplayHTML and in a
+// browser (cmd/schedlens TestHTMLInChromium).
+var goldenFormats = []string{"text", "markdown", "json"}
+
+// TestReplayHTML: the page holds the text report escaped whole, and one
+// CDF plot, with a recorded and a modeled curve, per scope with samples
+// on a side (overall, classes, at most 6 comms).
+func TestReplayHTML(t *testing.T) {
+	for _, tc := range goldenCases {
+		r := tc.make(t)
+		var text, page bytes.Buffer
+		if err := WriteReplay(&text, r, "text"); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteReplay(&page, r, "html"); err != nil {
+			t.Fatal(err)
+		}
+		p := page.String()
+		if !strings.Contains(p, "<pre>\n"+html.EscapeString(text.String())+"</pre>") {
+			t.Errorf("%s: the page does not hold the text report", tc.name)
+		}
+		want, comms := 0, 0
+		for _, sc := range r.Comparison.Scopes {
+			if strings.HasPrefix(sc.Scope, "comm:") {
+				if comms == min(r.top(), 6) {
+					continue
+				}
+				comms++
+			}
+			if len(sc.Base.WakeupSamples)+len(sc.New.WakeupSamples) > 0 {
+				want++
+			}
+		}
+		if n := strings.Count(p, "<figure>"); n != want || want == 0 {
+			t.Errorf("%s: %d plots, want %d", tc.name, n, want)
+		}
+		if b, m := strings.Count(p, `data-series="recorded"`), strings.Count(p, `data-series="modeled"`); b+m < want || b > want || m > want {
+			t.Errorf("%s: %d recorded and %d modeled curves for %d plots", tc.name, b, m, want)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -40,10 +41,11 @@ type Replay struct {
 }
 
 // Formats lists the formats of WriteReplay.
-var Formats = []string{"text", "markdown", "json"}
+var Formats = []string{"text", "markdown", "json", "html"}
 
 // WriteReplay renders the replay report in format: "text" (80 columns),
-// "markdown" or "json".
+// "markdown", "json" or "html" (the recorded and modeled latency CDFs over
+// the text report).
 func WriteReplay(w io.Writer, r *Replay, format string) error {
 	if r.Comparison == nil || r.Comparison.Scope(Overall) == nil {
 		return fmt.Errorf("replay report: no comparison to render")
@@ -55,6 +57,14 @@ func WriteReplay(w io.Writer, r *Replay, format string) error {
 		return d.err
 	case "json":
 		return writeReplayJSON(w, r)
+	case "html":
+		var text bytes.Buffer
+		d := &writer{w: &text}
+		d.replay(r)
+		if d.err != nil {
+			return d.err
+		}
+		return replayHTML(r, text.String()).Write(w)
 	}
 	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
 }

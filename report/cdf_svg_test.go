@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,10 +29,16 @@ func TestCDFSVG(t *testing.T) {
 		y, _ := strconv.ParseFloat(pt[2], 64)
 		ys = append(ys, y)
 	}
-	// Plot area: y 10 (share 1) .. 220 (share 0), 641 columns.
-	share := func(y float64) float64 { return (220 - y) / 210 }
-	if len(ys) != 641 {
-		t.Fatalf("%d points, want one per column (641)", len(ys))
+	// Plot area from data-plot: y top (share 1) .. top+height (share 0),
+	// one point per column.
+	var left, top, width, height float64
+	if _, err := fmt.Sscanf(regexp.MustCompile(`data-plot="([^"]*)"`).FindStringSubmatch(svg)[1], "%g %g %g %g", &left, &top, &width, &height); err != nil {
+		t.Fatal(err)
+	}
+	share := func(y float64) float64 { return (top + height - y) / height }
+	cols := int(width) + 1
+	if len(ys) != cols {
+		t.Fatalf("%d points, want one per column (%d)", len(ys), cols)
 	}
 	for i := 1; i < len(ys); i++ {
 		if ys[i] > ys[i-1] {
@@ -41,7 +48,7 @@ func TestCDFSVG(t *testing.T) {
 	for _, c := range []struct {
 		col  int
 		want float64
-	}{{0, 0.25}, {320, 0.5}, {640, 1}} {
+	}{{0, 0.25}, {cols / 2, 0.5}, {cols - 1, 1}} {
 		if got := share(ys[c.col]); got < c.want-0.01 || got > c.want+0.01 {
 			t.Errorf("column %d: share %.3f, want %.2f", c.col, got, c.want)
 		}

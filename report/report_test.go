@@ -207,7 +207,8 @@ func TestSamples(t *testing.T) {
 	}
 }
 
-// TestHTML: the page holds both SVG plots and the escaped text report.
+// TestHTML: the page holds its three SVG plots (two latency CDFs, the
+// timeline) and the text report.
 func TestHTML(t *testing.T) {
 	in := buildInput(t, goldenCases[1].trace, "")
 	var buf bytes.Buffer
@@ -215,12 +216,12 @@ func TestHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := buf.String()
-	for _, want := range []string{"<!DOCTYPE html>", `aria-label="wakeup latency histogram"`, `aria-label="per-CPU timeline"`, "Wakeup latency (usecs)", "</html>"} {
+	for _, want := range []string{"<!DOCTYPE html>", `aria-label="wakeup latency CDF, all tasks and by class"`, `aria-label="per-CPU timeline"`, "Wakeup latency (usecs)", "</html>"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
-	if strings.Count(s, "<svg") != 2 || strings.Count(s, "</svg>") != 2 {
-		t.Errorf("want 2 SVG plots")
+	if strings.Count(s, "<svg") != 3 || strings.Count(s, "</svg>") != 3 {
+		t.Errorf("want 3 SVG plots")
 	}
 }

@@ -461,9 +461,9 @@ func (r *writer) idle(detail bool) {
 	for _, w := range ws {
 		comm := w.Comm
 		if !r.d.md {
-			comm = truncComm(comm, 10)
+			comm = truncComm(comm, 15)
 		}
-		row := []string{w.Start.Seconds(), usf(w.DurNs), fmt.Sprintf("%d<-%d", w.CPU, w.WaitCPU), strconv.Itoa(int(w.PID)), comm, w.Relation.String()}
+		row := []string{w.Start.Seconds(), usf(w.DurNs), fmt.Sprintf("%d<-%d", w.CPU, w.WaitCPU), strconv.Itoa(int(w.PID)), comm, shortRelation(w.Relation)}
 		if asym {
 			row = append(row, fmt.Sprintf("%d<-%d", w.Capacity, w.WaitCapacity))
 		}
@@ -472,7 +472,7 @@ func (r *writer) idle(detail bool) {
 	}
 	r.d.table(t)
 	legend := []string{"us: window length; cpus: idle CPU <- busy CPU the task (pid, comm) waited on",
-		"distance: smt sibling, same llc, cross_llc, cross_numa (other NUMA node)",
+		"distance: smt (SMT sibling), llc, xllc (other LLC), xnuma (other NUMA node)",
 		"how: exact, infer(red) or cut (censored) / affinity: free (assumed), file",
 		"  (--affinity), kthr (per-CPU kthread), pin? (ran on one CPU only)"}
 	if asym {
@@ -505,17 +505,33 @@ func (r *writer) idle(detail bool) {
 			if c.RanOn >= 0 {
 				ranOn = "CPU " + strconv.Itoa(c.RanOn)
 			}
-			tt.Add(strconv.Itoa(int(c.PID)), r.comm(c.Comm), msf(c.CouldRunNs), strconv.FormatInt(c.Waits, 10), msf(c.RunnableNs), ranOn, c.Affinity.String())
+			tt.Add(strconv.Itoa(int(c.PID)), r.comm(c.Comm), msf(c.CouldRunNs), strconv.FormatInt(c.Waits, 10), msf(c.RunnableNs), ranOn, affinityBasis[c.Affinity])
 		}
 		r.d.table(tt)
 		r.d.defs("could run: waiting on a busy CPU while a CPU it may use idled (misplaced (a))",
-			"waits: its waits with some of that; of wait: all its runnable time")
+			"waits: its waits with some of that; of wait: all its runnable time",
+			"affinity: as in how above (rec: recorded mask, pin~: inferred pinned)")
 	}
 }
 
+// affinityBasis names an affinity source in a narrow column.
+var affinityBasis = map[affinity.Source]string{affinity.Assumed: "free", affinity.File: "file",
+	affinity.Kthread: "kthr", affinity.PossiblyPinned: "pin?", affinity.Recorded: "rec", affinity.Inferred: "pin~"}
+
+// shortRelation names a topology relation in a narrow column: smt, llc,
+// xllc (other LLC), xnuma (other NUMA node).
+func shortRelation(rel topology.Relation) string {
+	switch rel {
+	case topology.CrossLLC:
+		return "xllc"
+	case topology.CrossNUMA:
+		return "xnuma"
+	}
+	return rel.String()
+}
+
 func windowHow(w *metrics.IdleWindow) string {
-	basis := map[affinity.Source]string{affinity.Assumed: "free", affinity.File: "file",
-		affinity.Kthread: "kthr", affinity.PossiblyPinned: "pin?", affinity.Recorded: "rec", affinity.Inferred: "pin~"}[w.Affinity]
+	basis := affinityBasis[w.Affinity]
 	ex := map[metrics.Exactness]string{metrics.Exact: "exact", metrics.Inferred: "infer", metrics.Censored: "cut"}[w.Exactness()]
 	return ex + "/" + basis
 }

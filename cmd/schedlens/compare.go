@@ -39,8 +39,10 @@ the report says that run-to-run noise is not measured. Rows whose 95% interval
 excludes 0 are marked *...*; any other change is inside the noise.
 --start-marker and --end-marker apply to every trace. Method: docs/compare.md.`,
 		Example: `  schedlens compare before.txt.zst after.txt.zst
-  schedlens compare base-1.dat.txt base-2.txt base-3.txt --vs new-1.txt new-2.txt new-3.txt
-  schedlens compare --start-marker START --end-marker END --format html a.pftrace b.txt > ab.html`,
+  schedlens compare base-1.dat.txt base-2.txt base-3.txt \
+      --vs new-1.txt new-2.txt new-3.txt
+  schedlens compare --start-marker START --end-marker END --format html \
+      a.pftrace b.txt > ab.html`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			basePaths, newPaths, err := splitSides(cmd.Flags(), args)

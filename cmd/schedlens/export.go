@@ -27,7 +27,8 @@ idle_windows, misplaced), one partition per trace named by its content hash
 Parquet readers read it without schedlens: see docs/fleet.md. A trace that
 cannot be read is recorded in traces with its error and the others go on.`,
 		Example: `  schedlens export -o fleet/ host1/trace.txt.zst host2/perf.data
-  duckdb -c "SELECT comm, sum(run_ns) FROM read_parquet('fleet/tasks/*/*.parquet') GROUP BY comm"`,
+  duckdb -c "SELECT comm, sum(run_ns)
+      FROM read_parquet('fleet/tasks/*/*.parquet') GROUP BY comm"`,
 		Args:         cobra.MinimumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -51,9 +52,9 @@ func TestHTMLTimelineAgreesWithCPUs(t *testing.T) {
 }
 
 var (
-	svgTimeline = regexp.MustCompile(`(?s)<svg [^>]*aria-label="per-CPU timeline">(.*?)</svg>`)
+	svgTimeline = regexp.MustCompile(`(?s)<svg [^>]*aria-label="per-CPU timeline"[^>]*>(.*?)</svg>`)
 	svgElem     = regexp.MustCompile(`<text x="4" y="\d+">CPU (\d+)</text>|<rect x="([\d.]+)" y="\d+" width="([\d.]+)" height="\d+" fill="(#[0-9a-f]+)"/>`)
-	svgWidth    = regexp.MustCompile(`width="(\d+)"`)
+	svgPlot     = regexp.MustCompile(`data-plot="([^"]*)"`)
 )
 
 // timelineBusy returns, per CPU row of the page's timeline SVG, the
@@ -65,8 +66,10 @@ func timelineBusy(t *testing.T, page string) []float64 {
 		t.Fatal("no per-CPU timeline SVG in the page")
 	}
 	open := page[strings.Index(page, m[0]):]
-	w, _ := strconv.Atoi(svgWidth.FindStringSubmatch(open[:strings.Index(open, ">")])[1])
-	plot := float64(w - 50 - 10) // the strip's left label column and right margin
+	var left, top, plot, height float64
+	if _, err := fmt.Sscanf(svgPlot.FindStringSubmatch(open[:strings.Index(open, ">")])[1], "%g %g %g %g", &left, &top, &plot, &height); err != nil {
+		t.Fatalf("the timeline's data-plot: %v", err)
+	}
 	var out []float64
 	for _, e := range svgElem.FindAllStringSubmatch(m[1], -1) {
 		if e[1] != "" {

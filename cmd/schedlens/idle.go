@@ -23,7 +23,7 @@ window lengths follow. --min-window sets the shortest window counted.`,
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			an, err := f.analyse(cmd, args, false)
+			an, err := f.analyse(cmd, args, f.format == "html")
 			if err != nil {
 				return err
 			}

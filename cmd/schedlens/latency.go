@@ -22,7 +22,7 @@ histograms, censored samples and wakeups of running or queued tasks. With
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			an, err := f.analyse(cmd, args, false)
+			an, err := f.analyse(cmd, args, f.format == "html")
 			if err != nil {
 				return err
 			}

@@ -52,9 +52,12 @@ workload under modeled scheduler policies.`,
 		Version:       Version,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetUsageTemplate(usageTemplate)
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}
+	root.InitDefaultCompletionCmd()
+	wrapHelp(root)
 	return root
 }
 

@@ -23,7 +23,7 @@ different capacities and (c) one with SMT siblings (--topology).`,
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			an, err := f.analyse(cmd, args, false)
+			an, err := f.analyse(cmd, args, f.format == "html")
 			if err != nil {
 				return err
 			}

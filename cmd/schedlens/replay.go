@@ -41,7 +41,8 @@ comm and task, and a fidelity verdict: how far the model reproduces this
 trace, and so how far a what-if on it can be trusted. --pid and --comm
 restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`,
 		Example: `  schedlens replay trace.txt.zst
-  schedlens replay --kernel 6.12 --patch resched-ineligible --feature NO_RUN_TO_PARITY trace.txt
+  schedlens replay --kernel 6.12 --patch resched-ineligible \
+      --feature NO_RUN_TO_PARITY trace.txt
   schedlens replay --format json -o replayed.pftrace perf-script.txt.gz
   schedlens replay --comm cyclictest trace.txt.zst`,
 		Args: cobra.ExactArgs(1),

@@ -206,7 +206,8 @@ With no TRACE it analyses a real trace built into schedlens and says so.
 Definitions: docs/metrics.md. Output and options: docs/report.md.`,
 		Example: `  schedlens report
   schedlens report --format markdown trace.txt.zst > report.md
-  schedlens report --topology juno-r2 --min-window 50us --samples waits.csv trace.dat.txt`,
+  schedlens report --topology juno-r2 --min-window 50us \
+      --samples waits.csv trace.dat.txt`,
 		Args:         cobra.MaximumNArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

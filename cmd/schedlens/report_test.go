@@ -131,8 +131,8 @@ func TestSectionCommandsText(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			if len(c) > 2 && c[2] == "html" {
-				if !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Count(out, "<svg") != 2 {
-					t.Errorf("not an HTML page with two plots")
+				if !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Count(out, "<svg") != 3 {
+					t.Errorf("not an HTML page with three plots (two latency CDFs, the timeline)")
 				}
 				return
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,12 +49,13 @@ e.g. mainline with and without the patch) and prints the metrics of both runs
 side by side, measured by the same code as a recorded trace.`,
 		Example: `  schedlens scenario
   schedlens scenario newidle-bailout
-  schedlens scenario 002 --policy "6.12,NO_RUN_TO_PARITY vs 6.12,+resched-ineligible,NO_RUN_TO_PARITY"`,
+  schedlens scenario 002 --policy \
+      "6.12,NO_RUN_TO_PARITY vs 6.12,+resched-ineligible,NO_RUN_TO_PARITY"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			if format != "text" && format != "markdown" && format != "json" {
-				return usagef("--format %q: want one of text, markdown, json", format)
+			if format != "text" && format != "markdown" && format != "json" && format != "html" {
+				return usagef("--format %q: want one of text, markdown, json, html", format)
 			}
 			if len(args) == 0 {
 				for _, n := range policies.ScenarioNames() {
@@ -81,6 +83,7 @@ side by side, measured by the same code as a recorded trace.`,
 				opts.Seed = seed
 			}
 			var runs []scenarioRun
+			var sides []*compare.Side
 			for _, desc := range strings.Split(pols, " vs ") {
 				desc = strings.TrimSpace(desc)
 				cfg, err := policies.Parse(desc)
@@ -127,6 +130,7 @@ side by side, measured by the same code as a recorded trace.`,
 					}
 				}
 				runs = append(runs, run)
+				sides = append(sides, side)
 			}
 			if format == "json" {
 				// A scenario is generated, not read: no trace, no window.
@@ -135,6 +139,11 @@ side by side, measured by the same code as a recorded trace.`,
 					Scenario string        `json:"scenario"`
 					Runs     []scenarioRun `json:"runs"`
 				}{spec.Name, runs})
+			}
+			page := out
+			var text bytes.Buffer
+			if format == "html" {
+				out = &text
 			}
 			fmt.Fprintf(out, "scenario: %s (%s, seed %d)\n\n", spec.Name, topo.Name, opts.Seed)
 			hdr := []string{"figure"}
@@ -225,11 +234,44 @@ side by side, measured by the same code as a recorded trace.`,
 				fmt.Fprintln(out)
 			}
 			fmt.Fprintf(out, "command: %s\nschedlens %s\n", wrapCommand(commandLine(cmd, args), 71), Version)
+			if format == "html" {
+				return scenarioHTML(spec.Name, runs, sides, comms, text.String()).Write(page)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text|markdown|json")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text|markdown|json|html")
 	cmd.Flags().StringVar(&policy, "policy", "", `policies to compare, "A vs B" (default: the scenario's own)`)
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
 	return cmd
+}
+
+// scenarioHTML is the page of a scenario: the wakeup latency CDFs of its
+// runs overlaid, of all tasks and of each task name of the text table
+// (at most four), over the text report.
+func scenarioHTML(name string, runs []scenarioRun, sides []*compare.Side, comms []string, text string) *report.HTMLPage {
+	page := &report.HTMLPage{Title: "schedlens scenario: " + name, Text: text}
+	scopes := []string{compare.Overall}
+	for _, c := range comms[:min(len(comms), 4)] {
+		scopes = append(scopes, compare.CommScope(c))
+	}
+	for _, sc := range scopes {
+		var series []report.CDFSeries
+		for i := range sides {
+			var samples []int64
+			if f := sides[i].Scope(sc); f != nil {
+				samples = f.WakeupSamples
+			}
+			series = append(series, report.CDFSeries{Name: fmt.Sprintf("run %d: %s", i+1, runs[i].Policy), Samples: samples})
+		}
+		what := "all tasks"
+		if sc != compare.Overall {
+			what = "comm " + strings.TrimPrefix(sc, "comm:")
+		}
+		page.Figures = append(page.Figures, report.HTMLFigure{
+			SVG: report.CDFPlot{Label: "wakeup latency CDF, " + what, Series: series, Tail: true, Width: 580}.SVG(),
+			Caption: "Wakeup latency of " + what + " in each run: share of wakeups at or below each latency " +
+				"(x: log scale; y: stretched towards 100%)."})
+	}
+	return page
 }

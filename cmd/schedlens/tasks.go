@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -19,15 +22,16 @@ func newTasksCmd() *cobra.Command {
 		Use:   "tasks TRACE",
 		Short: "Per-task run, runnable, rq-wait, sleep and blocked time",
 		Long: `tasks prints, per task instance (pid plus lifetime), its time on CPU, its
-runnable time (wakeup latency + preemption wait), its runqueue wait from enqueue,
-sleep and blocked time, and counts of switches, preemptions, wakeups and
-migrations, over the valid window of the trace or the one given.`,
+runnable time (wakeup latency + preemption wait), its runqueue wait from
+enqueue, sleep and blocked time, and counts of switches, preemptions, wakeups
+and migrations, over the valid window of the trace or the one given.`,
 		Example: `  schedlens tasks trace.txt.zst
-  schedlens tasks --start-marker oracle_start --end-marker oracle_end --format json trace.txt
+  schedlens tasks --start-marker oracle_start --end-marker oracle_end \
+      --format json trace.txt
   schedlens tasks --comm cyclictest perf-script.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json")
+			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json", "html")
 			if err != nil {
 				return err
 			}
@@ -48,12 +52,21 @@ migrations, over the valid window of the trace or the one given.`,
 				return report.WriteDocument(out, f.header(cmd, args, ld, win), struct {
 					Tasks []metrics.TaskTimes `json:"tasks"`
 				}{rows})
+			case "html":
+				var text bytes.Buffer
+				if err := tasksText(&text, ld, win, rows, false, commandLine(cmd, args)); err != nil {
+					return err
+				}
+				page := report.HTMLPage{Title: "schedlens tasks: " + ld.Path, Warnings: f.warnings, Text: text.String(),
+					Tables: []report.HTMLTable{{Title: fmt.Sprintf("Tasks (%d; click a column to sort)", len(rows)), Table: tasksTable(rows, true),
+						Notes: []string{strings.Join(tasksNotes, " ")}}}}
+				return page.Write(out)
 			default:
 				return tasksText(out, ld, win, rows, f.format == "markdown", commandLine(cmd, args))
 			}
 		},
 	}
-	f.register(cmd, "text|markdown|json")
+	f.register(cmd, "text|markdown|json|html")
 	return cmd
 }
 
@@ -65,25 +78,7 @@ func tasksText(w io.Writer, ld *ingest.Loaded, win metrics.Window, rows []metric
 	if md {
 		fmt.Fprintln(w)
 	}
-	t := &report.Table{
-		Header: []string{"pid", "comm", "run ms", "wait ms", "rq ms", "sleep ms", "blk ms", "sw", "prmt", "wake", "migr"},
-		Left:   []bool{false, true},
-	}
-	for _, r := range rows {
-		rq := "-"
-		if r.RqWaitNs != nil {
-			rq = ms1(*r.RqWaitNs)
-		}
-		comm := r.Comm
-		if len(comm) > 12 && !md {
-			comm = comm[:12]
-		}
-		if r.Inconsistencies > 0 || r.Censored {
-			comm += "*"
-		}
-		t.Add(fmt.Sprint(r.PID), comm, ms1(r.RunNs), ms1(r.RunnableNs), rq, ms1(r.SleepNs), ms1(r.BlockedNs),
-			fmt.Sprint(r.SwitchesIn), fmt.Sprint(r.Preemptions), fmt.Sprint(r.Wakeups), fmt.Sprint(r.Migrations))
-	}
+	t := tasksTable(rows, md)
 	var err error
 	if md {
 		err = t.Markdown(w)
@@ -94,14 +89,47 @@ func tasksText(w io.Writer, ld *ingest.Loaded, win metrics.Window, rows []metric
 		return err
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "run: on CPU. wait: runnable, from sched_waking (or sched_wakeup without waking,")
-	fmt.Fprintln(w, "wakeup_new, an R/R+ switch-out) to switch-in. rq: the same from enqueue")
-	fmt.Fprintln(w, "(sched_wakeup; - if the trace has none). sleep: S/I. blk: D. sw: switches in.")
-	fmt.Fprintln(w, "prmt: switch-outs in R/R+. Exact times clipped to the window, shown in ms to")
-	fmt.Fprintln(w, "0.1 (--format json has ns); * = intervals cut by a gap, the window or an")
-	fmt.Fprintln(w, "inconsistency.")
+	for _, l := range tasksNotes {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "command: %s\nschedlens %s\n", wrapCommand(cmdline, 71), Version)
 	return nil
+}
+
+// tasksNotes define the columns of the tasks table, in lines of the text
+// form.
+var tasksNotes = []string{
+	"Times in ms. run: on CPU. wait: runnable, from sched_waking (or sched_wakeup",
+	"without waking, wakeup_new, an R/R+ switch-out) to switch-in. rq: the same",
+	"from enqueue (sched_wakeup; - if the trace has none). sleep: S/I. blk: D.",
+	"sw: switches in. prmt: switch-outs in R/R+. Exact times clipped to the window,",
+	"shown to 0.1 ms (--format json has ns); * = intervals cut by a gap, the window",
+	"or an inconsistency.",
+}
+
+// tasksTable is the tasks table; the text form cuts comms to the 15
+// characters of the kernel's TASK_COMM_LEN, whole keeps them whole.
+func tasksTable(rows []metrics.TaskTimes, whole bool) *report.Table {
+	t := &report.Table{
+		Header: []string{"pid", "comm", "run", "wait", "rq", "sleep", "blk", "sw", "prmt", "wake", "migr"},
+		Left:   []bool{false, true},
+	}
+	for _, r := range rows {
+		rq := "-"
+		if r.RqWaitNs != nil {
+			rq = ms1(*r.RqWaitNs)
+		}
+		comm := r.Comm
+		if !whole && utf8.RuneCountInString(comm) > 15 {
+			comm = string([]rune(comm)[:15])
+		}
+		if r.Inconsistencies > 0 || r.Censored {
+			comm += "*"
+		}
+		t.Add(fmt.Sprint(r.PID), comm, ms1(r.RunNs), ms1(r.RunnableNs), rq, ms1(r.SleepNs), ms1(r.BlockedNs),
+			fmt.Sprint(r.SwitchesIn), fmt.Sprint(r.Preemptions), fmt.Sprint(r.Wakeups), fmt.Sprint(r.Migrations))
+	}
+	return t
 }
 
 func newCPUsCmd() *cobra.Command {
@@ -114,12 +142,17 @@ func newCPUsCmd() *cobra.Command {
   schedlens cpus --start 575.5 --end 576 trace.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json")
+			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json", "html")
 			if err != nil {
 				return err
 			}
 			acc := metrics.Account(ld.Timeline, win)
 			out := cmd.OutOrStdout()
+			html := f.format == "html"
+			var text bytes.Buffer
+			if html {
+				out = &text
+			}
 			if f.format == "json" {
 				return report.WriteDocument(out, f.header(cmd, args, ld, win), struct {
 					CPUs []metrics.CPUTimes `json:"cpus"`
@@ -151,9 +184,14 @@ func newCPUsCmd() *cobra.Command {
 			fmt.Fprintln(out, "known (before the CPU's buffer starts, in lost-event gaps, after a switch")
 			fmt.Fprintln(out, "missing from the trace). busy % of the window. lost: events lost on the CPU.")
 			fmt.Fprintf(out, "command: %s\nschedlens %s\n", wrapCommand(commandLine(cmd, args), 71), Version)
+			if html {
+				page := report.HTMLPage{Title: "schedlens cpus: " + ld.Path, Warnings: f.warnings, Text: text.String(),
+					Tables: []report.HTMLTable{{Title: "CPUs (click a column to sort)", Table: t}}}
+				return page.Write(cmd.OutOrStdout())
+			}
 			return nil
 		},
 	}
-	f.register(cmd, "text|markdown|json")
+	f.register(cmd, "text|markdown|json|html")
 	return cmd
 }

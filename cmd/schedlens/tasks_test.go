@@ -70,7 +70,7 @@ func TestTasksFilterAndText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"13122", "13124", "sched-pipe", "run ms", "command: schedlens tasks --pid 13122,13124 \\\n", "schedlens " + Version} {
+	for _, want := range []string{"13122", "13124", "sched-pipe", "Times in ms. run:", "command: schedlens tasks --pid 13122,13124 \\\n", "schedlens " + Version} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -73,7 +73,7 @@ func newTopologyShowCmd() *cobra.Command {
 	var flag, format string
 	var roots topology.Roots
 	cmd := &cobra.Command{
-		Use:   "show [--topology FILE|PRESET] [--format text|json] [TRACE_OR_DIR]",
+		Use:   "show [--topology FILE|PRESET] [--format FORMAT] [TRACE_OR_DIR]",
 		Short: "Print CPUs, SMT siblings, LLCs, nodes, capacities and sched domains",
 		Long: `show prints each CPU (core, SMT siblings, cluster, LLC, package, NUMA node,
 capacity), the caches when known, and the sched-domain levels: the kernel's
@@ -91,8 +91,8 @@ used by the trace commands (report, idle, ...), not shown here.`,
 		Args:         topologyMaxArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usagef("--format %q: want text or json", format)
+			if format != "text" && format != "json" && format != "html" {
+				return usagef("--format %q: want text, json or html", format)
 			}
 			var t *topology.Topology
 			var err error
@@ -126,11 +126,19 @@ used by the trace commands (report, idle, ...), not shown here.`,
 				h := report.Header{Command: commandLine(cmd, args), Version: Version, Trace: trace}
 				return writeTopologyJSON(cmd.OutOrStdout(), h, t)
 			}
+			if format == "html" {
+				var text bytes.Buffer
+				if err := writeTopologyText(&text, t); err != nil {
+					return err
+				}
+				page := report.HTMLPage{Title: "schedlens topology: " + report.TopologySummary(t), Text: text.String()}
+				return page.Write(cmd.OutOrStdout())
+			}
 			return writeTopologyText(cmd.OutOrStdout(), t)
 		},
 	}
 	cmd.Flags().StringVar(&flag, "topology", "", "topology file (topology.json, topology.txt) or preset name (see 'schedlens topology presets')")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text|json|html")
 	topologyRootFlags(cmd, &roots)
 	return cmd
 }

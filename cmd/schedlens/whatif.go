@@ -45,7 +45,8 @@ Method and the check against real A/B captures: docs/whatif.md; the seed
 patches on real kernels: docs/seeds.md.`,
 		Example: `  schedlens whatif --change NO_RUN_TO_PARITY trace.txt.zst
   schedlens whatif --change base_slice_ns=3000000 --runs 16 trace.txt.zst
-  schedlens whatif --change +resched-ineligible --change NO_PLACE_LAG --format json trace.txt
+  schedlens whatif --change +resched-ineligible --change NO_PLACE_LAG \
+      --format json trace.txt
   schedlens whatif --change cpus=0 trace.txt.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
