@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,12 @@ func run(t testing.TB, src, policy string, ipi int64) (*replay.Result, *replay.S
 
 func runSpec(t testing.TB, sp *replay.Spec, policy string, ipi int64) (*replay.Result, *replay.Spec, *Model) {
 	t.Helper()
+	return runSpecSeed(t, sp, policy, ipi, 0)
+}
+
+// runSpecSeed is runSpec with another random seed (0: the spec's).
+func runSpecSeed(t testing.TB, sp *replay.Spec, policy string, ipi int64, seed uint64) (*replay.Result, *replay.Spec, *Model) {
+	t.Helper()
 	cfg, err := Parse(policy)
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", policy, err)
@@ -30,6 +37,9 @@ func runSpec(t testing.TB, sp *replay.Spec, policy string, ipi int64) (*replay.R
 		t.Fatal(err)
 	}
 	opts := sp.Options()
+	if seed != 0 {
+		opts.Seed = seed
+	}
 	opts.IPIDelay, opts.IPIJitter = ipi, 0
 	if ipi < 0 {
 		opts.IPIDelay, opts.IPIJitter = 2000, 2000
@@ -142,4 +152,34 @@ func meanMax(v []int64) (mean, mx int64) {
 		mx = max(mx, x)
 	}
 	return s / int64(len(v)), mx
+}
+
+// noiseSeeds are the extra seeds a headline is checked over: a result is
+// only the patch's when it holds beyond the model's seed-to-seed spread.
+var noiseSeeds = []uint64{11, 12, 13, 14}
+
+// headlineOverSeeds runs the spec under base and patched with each of
+// noiseSeeds (IPI model as runSpec's ipi < 0) and returns the figure f of
+// every run of each side.
+func headlineOverSeeds(t *testing.T, sp *replay.Spec, base, patched string, f func(*replay.Result) float64) (b, p []float64) {
+	t.Helper()
+	for _, seed := range noiseSeeds {
+		rb, _, _ := runSpecSeed(t, sp, base, -1, seed)
+		rp, _, _ := runSpecSeed(t, sp, patched, -1, seed)
+		b, p = append(b, f(rb)), append(p, f(rp))
+	}
+	return b, p
+}
+
+// beyondSpread checks that every patched figure lies on the want side
+// (-1: below, +1: above) of every base figure: the change is outside the
+// seed-to-seed spread of both sides.
+func beyondSpread(t *testing.T, what string, b, p []float64, want int) {
+	t.Helper()
+	lo, hi := slices.Min(b), slices.Max(b)
+	plo, phi := slices.Min(p), slices.Max(p)
+	t.Logf("%s over seeds %v: base %.4g..%.4g, patched %.4g..%.4g", what, noiseSeeds, lo, hi, plo, phi)
+	if (want < 0 && phi >= lo) || (want > 0 && plo <= hi) {
+		t.Errorf("%s: patched %.4g..%.4g is not beyond the base's seed spread %.4g..%.4g (want it %s)", what, plo, phi, lo, hi, map[int]string{-1: "below", 1: "above"}[want])
+	}
 }

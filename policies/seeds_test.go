@@ -65,6 +65,8 @@ func TestSeed000EligibleFirst(t *testing.T) {
 	if d := float64(cp-cb) / float64(cb); d > 0.03 || d < -0.03 {
 		t.Errorf("completion changed by %.1f%%, want within 3%%", 100*d)
 	}
+	wb4, wp4 := headlineOverSeeds(t, sp, "6.12", "6.12,+lb-eligible-first", wait)
+	beyondSpread(t, "post-migration wait (ns)", wb4, wp4, -1)
 }
 
 func TestSeed001UtilShrBound(t *testing.T) {
@@ -103,6 +105,8 @@ func TestSeed001UtilShrBound(t *testing.T) {
 	if d > -0.03 || d < -0.15 {
 		t.Errorf("completion changed by %.1f%%, want -3%% .. -15%% (e-mail: -6.7%%)", 100*d)
 	}
+	cb4, cp4 := headlineOverSeeds(t, sp, "6.12,-lb-util-shr-bound", "6.12", func(r *replay.Result) float64 { return float64(completion(r)) })
+	beyondSpread(t, "completion (ns)", cb4, cp4, -1)
 	if patched.Counters["lb.util.skipped"] >= base.Counters["lb.util.skipped"] {
 		t.Errorf("migrate_util skips %d with the patch, want fewer than %d", patched.Counters["lb.util.skipped"], base.Counters["lb.util.skipped"])
 	}
@@ -146,6 +150,12 @@ func TestSeed002ReschedIneligible(t *testing.T) {
 			if ap > ab {
 				t.Errorf("average latency %d us with the patch, want at most %d us", ap/1000, ab/1000)
 			}
+			avg := func(r *replay.Result) float64 {
+				a, _ := meanMax(wakeLatencies(r.Timeline, "cyclictest", warm))
+				return float64(a)
+			}
+			ab4, ap4 := headlineOverSeeds(t, sp, "6.6,NO_RUN_TO_PARITY", "6.6,NO_RUN_TO_PARITY,+resched-ineligible", avg)
+			beyondSpread(t, "cyclictest average latency (ns)", ab4, ap4, -1)
 			if float64(mp) > 0.85*float64(mb) {
 				t.Errorf("max latency %d us with the patch, want at least 15%% below %d us", mp/1000, mb/1000)
 			}
@@ -206,6 +216,8 @@ func TestSeed003NewidleBailout(t *testing.T) {
 	if ab < 5*ap {
 		t.Errorf("average %d us without the patch vs %d us with it, want a factor of 5 or more", ab/1000, ap/1000)
 	}
+	pb4, pp4 := headlineOverSeeds(t, sp, "6.12,-newidle-bailout", "6.12", func(r *replay.Result) float64 { a, _ := pair(r); return float64(a) })
+	beyondSpread(t, "pair average latency (ns)", pb4, pp4, -1)
 	if patched.Counters["lb.newidle.bailouts"] == 0 {
 		t.Errorf("no newidle bailout with the patch")
 	}
@@ -285,6 +297,10 @@ func TestSeed004CoreschedIdleIPI(t *testing.T) {
 	if iF >= ir {
 		t.Errorf("idle-with-runnable %d us with the fix, want below %d us", iF/1000, ir/1000)
 	}
+	ir4, if4 := headlineOverSeeds(t, sp, "6.12,NO_CORE_SYNC", "6.12,NO_CORE_SYNC,+coresched-idle-ipi", func(r *replay.Result) float64 { return float64(idleWithRunnable(r.Timeline)) })
+	beyondSpread(t, "idle-with-runnable (ns)", ir4, if4, -1)
+	wr4, wf4 := headlineOverSeeds(t, sp, "6.12,NO_CORE_SYNC", "6.12,NO_CORE_SYNC,+coresched-idle-ipi", func(r *replay.Result) float64 { return float64(dbWork(r)) })
+	beyondSpread(t, "tagged work (ns)", wr4, wf4, +1)
 	if fixed.Counters["patch.coresched-idle-ipi.kicks"] == 0 {
 		t.Errorf("the fix never kicked a sibling")
 	}

@@ -46,7 +46,10 @@ func newScenarioCmd() *cobra.Command {
 		Long: `scenario lists the workload specs of the five seed patches (each patch's own
 test case, as a workload) or runs one under the policies it names ("A vs B",
 e.g. mainline with and without the patch) and prints the metrics of both runs
-side by side, measured by the same code as a recorded trace.`,
+side by side, measured by the same code as a recorded trace. The workloads
+are synthetic, written from each e-mail; what the patches did on real
+kernels (each seed's own test recorded without and with the patch) and how
+whatif's prediction from those recordings compares: docs/seeds.md.`,
 		Example: `  schedlens scenario
   schedlens scenario newidle-bailout
   schedlens scenario 002 --policy \
