@@ -20,6 +20,7 @@
 // helpers are threads of the parent and have none. Each tagged thread writes
 // "core_sched_cookie tid=T cookie=0xC" to the trace marker (the cookie as
 // PR_SCHED_CORE_GET reports it), so that a trace says which tasks were tagged.
+// The tagged threads are named cs-tagN and the helpers cs-helpN, N their CPU.
 // Prints per tagged task its loops and loops/s and /proc/thread-self/schedstat
 // (run and wait ns), per helper its wakes and schedstat, and the total.
 // Exit status 3 when core scheduling is unavailable (prctl fails).
@@ -106,7 +107,9 @@ static void *helper(void *arg) {
   char c;
   pin(sl->cpu);
   sl->htid = syscall(SYS_gettid);
-  prctl(PR_SET_NAME, "cs-helper");
+  char name[16];
+  snprintf(name, sizeof name, "cs-help%d", sl->cpu);
+  prctl(PR_SET_NAME, name);
   while (read(sl->pipe[0], &c, 1) == 1) {
     spin(helper_us);
     sl->wakes++;
@@ -120,7 +123,8 @@ static void *tagged(void *arg) {
   char buf[128];
   pin(sl->cpu);
   sl->tid = syscall(SYS_gettid);
-  prctl(PR_SET_NAME, "cs-tagged");
+  snprintf(buf, sizeof buf, "cs-tag%d", sl->cpu);
+  prctl(PR_SET_NAME, buf);
   if (prctl(PR_SCHED_CORE, CORE_GET, sl->tid, SCOPE_THREAD, &sl->cookie) != 0)
     sl->cookie = 0;
   snprintf(buf, sizeof buf, "core_sched_cookie tid=%d cookie=0x%llx", sl->tid, sl->cookie);
