@@ -58,7 +58,7 @@ case $seed in
      export SMP=8,sockets=1,cores=4,threads=2 PARAMS="PP_A PP_B HOG_CPUS HOG_PER_CPU PP_SECONDS" PP_A=0 PP_B=2 HOG_CPUS=1,3,4,5,6,7 HOG_PER_CPU=${HOG_PER_CPU:-4} PP_SECONDS=${PP_SECONDS:-4}
      sides=(before=003-revert after=base) ;;
 004) arch=amd64 scen=coresched
-     export SMP=4,sockets=1,cores=2,threads=2 PARAMS="CS_CPUS CS_PER_CPU CS_HELPER_US CS_SECONDS" CS_CPUS=${CS_CPUS:-0,1} CS_PER_CPU=${CS_PER_CPU:-2} CS_HELPER_US=${CS_HELPER_US:-25} CS_SECONDS=${CS_SECONDS:-2}
+     export SMP=4,sockets=1,cores=2,threads=2 PARAMS="CS_CPUS CS_PER_CPU CS_HELPER_US CS_SECONDS" CS_CPUS=${CS_CPUS:-0,1} CS_PER_CPU=${CS_PER_CPU:-2} CS_HELPER_US=${CS_HELPER_US:-25} CS_SECONDS=${CS_SECONDS:-1.5}
      sides=(before=004-nosync after=004-nosync,004-apply mainline=base) ;;
 *) echo "record.sh: no seed $seed (000 001 002 003 004)" >&2; exit 2 ;;
 esac

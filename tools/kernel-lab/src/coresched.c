@@ -18,8 +18,14 @@
 // The tagged tasks are the threads of one child process whose cookie comes
 // from prctl(PR_SCHED_CORE, PR_SCHED_CORE_CREATE, 0, THREAD_GROUP); the
 // helpers are threads of the parent and have none. Each tagged thread writes
-// "core_sched_cookie tid=T cookie=0xC" to the trace marker (the cookie as
-// PR_SCHED_CORE_GET reports it), so that a trace says which tasks were tagged.
+// "core_sched_cookie tid=T cookie=0xC" to the trace marker, so that a trace
+// says which tasks were tagged. C names the cookie: the PID of the process
+// that created it. (PR_SCHED_CORE_GET's answer is a hash of the cookie's
+// address, and 0 until the kernel's pointer-hash key is ready
+// (ptr_to_hashval, lib/vsprintf.c), which in a fresh guest without an
+// entropy source it is not; it is printed as get_cookie.) Each task's
+// core_forceidle_sum from /proc/thread-self/sched (the time it ran while an
+// SMT sibling was forced idle; schedstats) is printed as forceidle_ms.
 // The tagged threads are named cs-tagN and the helpers cs-helpN, N their CPU.
 // Prints per tagged task its loops and loops/s and /proc/thread-self/schedstat
 // (run and wait ns), per helper its wakes and schedstat, and the total.
@@ -54,7 +60,9 @@ struct slot {
   int cpu, run_us, sleep_us, tid, htid;
   int pipe[2];
   long loops, wakes;
-  unsigned long long cookie;
+  unsigned long long cookie, get_cookie;
+  int get_rc;
+  char fi_ms[32], hfi_ms[32];
   long long run_ns, wait_ns;
   long long hrun_ns, hwait_ns;
 };
@@ -97,6 +105,22 @@ static void schedstat(long long *run, long long *wait) {
   }
 }
 
+// forceidle copies core_forceidle_sum (ms) from /proc/thread-self/sched.
+static void forceidle(char *out, size_t n) {
+  char line[256];
+  FILE *f = fopen("/proc/thread-self/sched", "r");
+  snprintf(out, n, "-");
+  if (!f) return;
+  while (fgets(line, sizeof line, f)) {
+    char *c = strchr(line, ':');
+    if (strncmp(line, "core_forceidle_sum", 18) == 0 && c) {
+      snprintf(out, n, "%s", c + 1 + strspn(c + 1, " "));
+      out[strcspn(out, "\n")] = 0;
+    }
+  }
+  fclose(f);
+}
+
 static void marker(const char *s) {
   if (marker_fd >= 0 && write(marker_fd, s, strlen(s)) < 0) {
   }
@@ -115,6 +139,7 @@ static void *helper(void *arg) {
     sl->wakes++;
   }
   schedstat(&sl->hrun_ns, &sl->hwait_ns);
+  forceidle(sl->hfi_ms, sizeof sl->hfi_ms);
   return NULL;
 }
 
@@ -125,8 +150,8 @@ static void *tagged(void *arg) {
   sl->tid = syscall(SYS_gettid);
   snprintf(buf, sizeof buf, "cs-tag%d", sl->cpu);
   prctl(PR_SET_NAME, buf);
-  if (prctl(PR_SCHED_CORE, CORE_GET, sl->tid, SCOPE_THREAD, &sl->cookie) != 0)
-    sl->cookie = 0;
+  sl->get_rc = prctl(PR_SCHED_CORE, CORE_GET, sl->tid, SCOPE_THREAD, &sl->get_cookie) == 0 ? 0 : errno;
+  sl->cookie = getpid();
   snprintf(buf, sizeof buf, "core_sched_cookie tid=%d cookie=0x%llx", sl->tid, sl->cookie);
   marker(buf);
   struct timespec nap = {0, sl->sleep_us * 1000L};
@@ -139,6 +164,7 @@ static void *tagged(void *arg) {
     sl->loops++;
   }
   schedstat(&sl->run_ns, &sl->wait_ns);
+  forceidle(sl->fi_ms, sizeof sl->fi_ms);
   return NULL;
 }
 
@@ -214,13 +240,13 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nslot; i++) {
     struct slot *sl = &slots[i];
     total += sl->loops;
-    printf("tagged %d tid=%d cpu=%d cookie=0x%llx run_us=%d sleep_us=%d loops=%ld loops_per_s=%.1f schedstat_run_ns=%lld schedstat_wait_ns=%lld\n",
-           i, sl->tid, sl->cpu, sl->cookie, sl->run_us, sl->sleep_us, sl->loops, sl->loops / seconds, sl->run_ns, sl->wait_ns);
+    printf("tagged %d tid=%d cpu=%d cookie=0x%llx get_cookie=0x%llx get_errno=%d run_us=%d sleep_us=%d loops=%ld loops_per_s=%.1f schedstat_run_ns=%lld schedstat_wait_ns=%lld forceidle_ms=%s\n",
+           i, sl->tid, sl->cpu, sl->cookie, sl->get_cookie, sl->get_rc, sl->run_us, sl->sleep_us, sl->loops, sl->loops / seconds, sl->run_ns, sl->wait_ns, sl->fi_ms);
   }
   for (int i = 0; i < nslot; i++) {
     struct slot *sl = &slots[i];
-    printf("helper %d tid=%d cpu=%d wakes=%ld schedstat_run_ns=%lld schedstat_wait_ns=%lld\n",
-           i, sl->htid, sl->cpu, sl->wakes, sl->hrun_ns, sl->hwait_ns);
+    printf("helper %d tid=%d cpu=%d wakes=%ld schedstat_run_ns=%lld schedstat_wait_ns=%lld forceidle_ms=%s\n",
+           i, sl->htid, sl->cpu, sl->wakes, sl->hrun_ns, sl->hwait_ns, sl->hfi_ms);
   }
   printf("total loops=%ld loops_per_s=%.1f\n", total, total / seconds);
   return 0;
