@@ -114,6 +114,16 @@ func (r *Reader) event(h *header, ev *timeline.Event) (bool, error) {
 		}
 		r.marker(h, ev, p)
 	default:
+		// A kernel without kallsyms prints the print entry's ip as a bare
+		// address: "0xffffffff811179e7: text" (tools/kernel-lab's guests).
+		if n := h.name; len(n) > 2 && n[0] == '0' && n[1] == 'x' && isHex(n[2:]) {
+			p = h.rest
+			if len(p) > 0 && p[0] == ' ' {
+				p = p[1:]
+			}
+			r.marker(h, ev, p)
+			break
+		}
 		return false, nil
 	}
 	if err != nil {
