@@ -59,6 +59,8 @@ case $seed in
      sides=(before=003-revert after=base) ;;
 004) arch=amd64 scen=coresched
      export SMP=4,sockets=1,cores=2,threads=2 PARAMS="CS_CPUS CS_PER_CPU CS_HELPER_US CS_SECONDS" CS_CPUS=${CS_CPUS:-0,1} CS_PER_CPU=${CS_PER_CPU:-2} CS_HELPER_US=${CS_HELPER_US:-25} CS_SECONDS=${CS_SECONDS:-1.5}
+     # schedstats on: each task's core_forceidle_sum (/proc/PID/sched) shows the forced idle
+     export SCHED_SYSCTLS=kernel.sched_schedstats=1
      sides=(before=004-nosync after=004-nosync,004-apply mainline=base) ;;
 *) echo "record.sh: no seed $seed (000 001 002 003 004)" >&2; exit 2 ;;
 esac
