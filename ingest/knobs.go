@@ -25,20 +25,28 @@ type Knobs struct {
 	// version lacks it) or "-name" (reverted from one that has it), from
 	// the "sched_patches:" line (tools/kernel-lab's record.sh writes it).
 	Patches []string
+	// ModelFeatures are features of schedlens's model that no sched_feat
+	// of the kernel switches, which the recording's build changed in the
+	// code ("NO_CORE_SYNC": tools/kernel-lab's 004-nosync takes the
+	// forced-idle sync out of core scheduling's pick), from the
+	// "sched_model_features:" line.
+	ModelFeatures []string
 	// File is the meta.txt read ("" when there is none).
 	File string
 }
 
 // Empty says whether the recording ran its kernel as the version ships.
 func (k Knobs) Empty() bool {
-	return len(k.Features)+len(k.Tunables)+len(k.Sysctls)+len(k.Patches) == 0
+	return len(k.Features)+len(k.Tunables)+len(k.Sysctls)+len(k.Patches)+len(k.ModelFeatures) == 0
 }
 
 // KnobsNextTo reads the knobs recorded in meta.txt next to a trace (see
 // ReleaseNextTo for where it looks). The "sched_knobs:" line is
 // "features=A B debugfs=k=v k=v sysctls=k=v" (tools/qemu's capture.sh:
 // a section runs to the next section's name); "sched_patches:" lists
-// "+name"/"-name" words. No file is no knobs; a line that does not parse
+// "+name"/"-name" words; "sched_model_features:" lists model feature
+// names, NAME or NO_NAME (which names the model knows is for the whatif
+// baseline to check). No file is no knobs; a line that does not parse
 // is an error with its line number.
 func KnobsNextTo(tracePath string) (Knobs, error) {
 	dir := tracePath
@@ -90,6 +98,14 @@ func KnobsNextTo(tracePath string) (Knobs, error) {
 					return Knobs{}, fmt.Errorf("%s:%d: sched_patches: %q: want +name or -name", file, line, w)
 				}
 				k.Patches = append(k.Patches, w)
+			}
+		}
+		if v, ok := strings.CutPrefix(text, "sched_model_features:"); ok {
+			for _, w := range strings.Fields(v) {
+				if strings.ContainsAny(w, "=+") || strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+					return Knobs{}, fmt.Errorf("%s:%d: sched_model_features: %q: want a feature name (NAME or NO_NAME)", file, line, w)
+				}
+				k.ModelFeatures = append(k.ModelFeatures, w)
 			}
 		}
 	}

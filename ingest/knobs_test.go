@@ -22,6 +22,11 @@ func TestKnobsNextTo(t *testing.T) {
 		{"orphan", "sched_knobs: NO_RUN_TO_PARITY\n", Knobs{}, "meta.txt:1: sched_knobs: \"NO_RUN_TO_PARITY\" before features="},
 		{"tunable without value", "\nsched_knobs: features= debugfs=base_slice_ns\n", Knobs{}, "meta.txt:2: sched_knobs: \"base_slice_ns\": want name=value"},
 		{"bad patch", "sched_patches: newidle-bailout\n", Knobs{}, "meta.txt:1: sched_patches: \"newidle-bailout\": want +name or -name"},
+		{"model features", "sched_knobs: features= debugfs= sysctls=\nsched_patches: +coresched-idle-ipi\nsched_model_features: NO_CORE_SYNC\n",
+			Knobs{Patches: []string{"+coresched-idle-ipi"}, ModelFeatures: []string{"NO_CORE_SYNC"}}, ""},
+		{"empty model features", "sched_patches:\nsched_model_features:\n", Knobs{}, ""},
+		{"bad model feature", "sched_model_features: NO_CORE_SYNC core_sync\n", Knobs{}, "meta.txt:1: sched_model_features: \"core_sync\": want a feature name"},
+		{"model feature tunable", "\n\nsched_model_features: base_slice_ns=1\n", Knobs{}, "meta.txt:3: sched_model_features: \"base_slice_ns=1\": want a feature name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

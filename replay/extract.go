@@ -80,6 +80,15 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 	if err != nil {
 		return nil, err
 	}
+	tagged, unknown, markers, err := markCookies(w, tl)
+	if err != nil {
+		return nil, err
+	}
+	for i := range w.Assumptions {
+		if w.Assumptions[i].Name == AssumeNoCookies {
+			w.Assumptions[i] = cookieAssumption(tagged, unknown, markers)
+		}
+	}
 	w.Speed = speeds
 	w.Busy = busyOf(tl)
 	w.Assumptions = append(w.Assumptions, note)

@@ -114,7 +114,7 @@ func (x *extractor) build() (*Workload, error) {
 		{Name: AssumePrioMajority, Detail: "nice from the most frequent prio of each task", Tasks: nPrio},
 		{Name: AssumeNoSync, Detail: fmt.Sprintf("WF_SYNC is not traced: %d wakeups of one process by another are taken as sync (pipes and sockets wake with WF_SYNC), wakeups within a thread group as non-sync (futexes do not), unless the waker blocked right after it and the wakee took the waker's CPU (sync-pair)", nIPC)},
 		{Name: AssumeWakeAfterBlock, Detail: "every recorded wake ended a recorded sleep: a wake that fires before its wakee has blocked in the replay waits for the block, then wakes it at once"},
-		{Name: AssumeNoCookies, Detail: "core-scheduling cookies are not traced: none assumed"},
+		cookieAssumption(0, 0, 0),
 		{Name: AssumePolicyNormal, Detail: "SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; prio < 100 is taken as SCHED_FIFO"},
 		{Name: AssumeStartQueued, Detail: "tasks present at the valid start are queued there on the CPU they were first seen on, with no lag"},
 		{Name: AssumeTimerNotTask, Detail: fmt.Sprintf("%d wakeups from interrupt context or an idle CPU replay at the recorded delay after the sleep began", nTimer)},

@@ -212,25 +212,26 @@ type Assumption struct {
 
 // Named assumptions. Extract and ParseSpec use these names.
 const (
-	AssumeFlatCgroups    = "flat-cgroups"     // groups unknown (no group table): every task in the root group, weighing by its own nice
-	AssumeTick           = "tick"             // the tick rate, from the runs a tick ended
-	AssumeFMax           = "frequency-fmax"   // CPUs ran at full frequency: work = time × speed / 1024
-	AssumeCPUSpeed       = "cpu-speed"        // each CPU's speed (1024 = fastest) and where it came from
-	AssumeAffinity       = "affinity"         // affinity is not traced: per-CPU kthreads pinned, every other task free
-	AssumePrioMajority   = "prio-majority"    // nice from the most frequent prio (PI boosts ignored)
-	AssumeNoSync         = "wake-sync-ipc"    // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync
-	AssumeIRQWaker       = "irq-waker"        // a wakeup recorded while a task ran, with no context flags, may be an interrupt
-	AssumeWakeDelays     = "wake-delays"      // idle exit and IPI cost as measured in the recording
-	AssumeRunAtEnd       = "running-at-end"   // a task running when the recording ended keeps demanding CPU
-	AssumeWaitingAtEnd   = "waiting-at-end"   // a task waiting (woken or preempted) at the end demands what it ran and no more
-	AssumeNoCookies      = "no-core-cookies"  // core-scheduling cookies are not in the trace: none assumed
-	AssumePolicyNormal   = "policy-normal"    // SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; RT taken as SCHED_FIFO
-	AssumeStartQueued    = "start-state"      // tasks runnable at the start are queued where they were first seen
-	AssumeLostGaps       = "lost-gaps"        // demand inside lost-event gaps is unknown and left out
-	AssumeTimerNotTask   = "timer-not-task"   // wakeups from idle, softirq or hardirq context replay at the recorded delay
-	AssumeExternalWaker  = "external-waker"   // a waker not in the trace replays at the recorded absolute time
-	AssumeWakeAfterBlock = "wake-after-block" // a wake that overtakes its wakee's block in the replay waits for the block
-	AssumeSyncPair       = "sync-pair"        // a wakee switched in when its waker blocked right after waking it was a WF_SYNC wakeup
+	AssumeFlatCgroups    = "flat-cgroups"        // groups unknown (no group table): every task in the root group, weighing by its own nice
+	AssumeTick           = "tick"                // the tick rate, from the runs a tick ended
+	AssumeFMax           = "frequency-fmax"      // CPUs ran at full frequency: work = time × speed / 1024
+	AssumeCPUSpeed       = "cpu-speed"           // each CPU's speed (1024 = fastest) and where it came from
+	AssumeAffinity       = "affinity"            // affinity is not traced: per-CPU kthreads pinned, every other task free
+	AssumePrioMajority   = "prio-majority"       // nice from the most frequent prio (PI boosts ignored)
+	AssumeNoSync         = "wake-sync-ipc"       // WF_SYNC is invisible: wakeups across processes are taken as sync, within one as non-sync
+	AssumeIRQWaker       = "irq-waker"           // a wakeup recorded while a task ran, with no context flags, may be an interrupt
+	AssumeWakeDelays     = "wake-delays"         // idle exit and IPI cost as measured in the recording
+	AssumeRunAtEnd       = "running-at-end"      // a task running when the recording ended keeps demanding CPU
+	AssumeWaitingAtEnd   = "waiting-at-end"      // a task waiting (woken or preempted) at the end demands what it ran and no more
+	AssumeNoCookies      = "no-core-cookies"     // core-scheduling cookies are not in the trace: none assumed
+	AssumeCookieMarkers  = "core-cookies-marked" // cookies from the trace's core_sched_cookie markers (CookieMarker)
+	AssumePolicyNormal   = "policy-normal"       // SCHED_BATCH/SCHED_IDLE look like SCHED_NORMAL; RT taken as SCHED_FIFO
+	AssumeStartQueued    = "start-state"         // tasks runnable at the start are queued where they were first seen
+	AssumeLostGaps       = "lost-gaps"           // demand inside lost-event gaps is unknown and left out
+	AssumeTimerNotTask   = "timer-not-task"      // wakeups from idle, softirq or hardirq context replay at the recorded delay
+	AssumeExternalWaker  = "external-waker"      // a waker not in the trace replays at the recorded absolute time
+	AssumeWakeAfterBlock = "wake-after-block"    // a wake that overtakes its wakee's block in the replay waits for the block
+	AssumeSyncPair       = "sync-pair"           // a wakee switched in when its waker blocked right after waking it was a WF_SYNC wakeup
 )
 
 // Task is one task instance of a workload.

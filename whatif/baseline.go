@@ -12,7 +12,8 @@ import (
 // beyond its version's defaults (seed patches reverted or applied, sched
 // features and tunables the capture set) into changes of the baseline:
 // the model of the kernel that was recorded, not of the version it was
-// built from. Sysctls have no model and come back as notes.
+// built from. Model features (sched_model_features:) must be features of
+// the model. Sysctls have no model and come back as notes.
 func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
 	var out []Change
 	var notes []string
@@ -24,6 +25,16 @@ func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
 			}
 			out = append(out, c)
 		}
+	}
+	for _, s := range k.ModelFeatures {
+		c, err := ParseChange(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: sched_model_features: %v", k.File, err)
+		}
+		if c.Kind != ChangeFeature {
+			return nil, nil, fmt.Errorf("%s: sched_model_features: %q is not a feature of the model", k.File, s)
+		}
+		out = append(out, c)
 	}
 	for _, s := range k.Sysctls {
 		notes = append(notes, fmt.Sprintf("the recording set sysctl %s (%s); the model has no such knob", s, k.File))

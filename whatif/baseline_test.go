@@ -45,3 +45,39 @@ func TestBaselineFromRecordedKnobs(t *testing.T) {
 		t.Errorf("unknown patch: %v, want an error naming meta.txt", err)
 	}
 }
+
+// Seed 004's kernels: 004-nosync is the model's NO_CORE_SYNC (a feature of
+// the model, not a sched_feat), written to meta.txt's sched_model_features:;
+// the "after" build also carries +coresched-idle-ipi.
+func TestBaselineModelFeatures(t *testing.T) {
+	for _, tc := range []struct {
+		knobs ingest.Knobs
+		want  string
+	}{
+		{ingest.Knobs{ModelFeatures: []string{"NO_CORE_SYNC"}, File: "meta.txt"}, "6.12,NO_CORE_SYNC"},
+		{ingest.Knobs{Patches: []string{"+coresched-idle-ipi"}, ModelFeatures: []string{"NO_CORE_SYNC"}, File: "meta.txt"}, "6.12,NO_CORE_SYNC,+coresched-idle-ipi"},
+	} {
+		changes, _, err := RecordedChanges(tc.knobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := Baseline("6.12", changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := policies.Parse(base)
+		want, _ := policies.Parse(tc.want)
+		plain, _ := policies.Parse("6.12")
+		if got != want || got == plain {
+			t.Errorf("%+v: baseline %s, want %s", tc.knobs, got.String(), want.String())
+		}
+		if got.Has(policies.FeatCoreSync) {
+			t.Errorf("%+v: baseline %s keeps CORE_SYNC", tc.knobs, got.String())
+		}
+	}
+	for _, bad := range []string{"base_slice_ns=1", "+coresched-idle-ipi", "NO_SUCH_FEATURE"} {
+		if _, _, err := RecordedChanges(ingest.Knobs{ModelFeatures: []string{bad}, File: "meta.txt"}); err == nil || !strings.Contains(err.Error(), "meta.txt: sched_model_features") {
+			t.Errorf("model feature %q: %v, want an error naming meta.txt's sched_model_features", bad, err)
+		}
+	}
+}

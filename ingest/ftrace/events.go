@@ -114,15 +114,15 @@ func (r *Reader) event(h *header, ev *timeline.Event) (bool, error) {
 		}
 		r.marker(h, ev, p)
 	default:
-		// A kernel without kallsyms prints the print entry's ip as an
-		// address: "0xffffffff81117a47: text".
+		// A kernel without kallsyms prints the print entry's ip as a bare
+		// address: "0xffffffff811179e7: text" (tools/kernel-lab's guests).
 		if n := h.name; len(n) > 2 && n[0] == '0' && n[1] == 'x' && isHex(n[2:]) {
 			p = h.rest
 			if len(p) > 0 && p[0] == ' ' {
 				p = p[1:]
 			}
 			r.marker(h, ev, p)
-			return true, nil
+			break
 		}
 		return false, nil
 	}
