@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,16 +58,24 @@ func TestSeed000EligibleFirst(t *testing.T) {
 	if kp.Count == 0 || kp.Count > patched.Counters["patch.lb-eligible-first.skipped"] || kb.Count == 0 {
 		t.Errorf("knob counts %d (on, %d skips) and %d (off): want both above 0, on at most the skips", kp.Count, patched.Counters["patch.lb-eligible-first.skipped"], kb.Count)
 	}
-	if wp > 0.9*wb {
-		t.Errorf("post-migration wait %.0f us with the patch, want at least 10%% below %.0f us", wp/1000, wb/1000)
-	}
-	cb, cp := completion(base), completion(patched)
-	t.Logf("completion: %s -> %s", cb.Seconds(), cp.Seconds())
-	if d := float64(cp-cb) / float64(cb); d > 0.03 || d < -0.03 {
-		t.Errorf("completion changed by %.1f%%, want within 3%%", 100*d)
-	}
+	// The e-mail's gain (1-3%) is small, and so is the model's: over
+	// several seeds the post-migration wait with the patch overlaps the
+	// one without, and the completion stays within 3% on every seed. The
+	// real kernels agree (docs/seeds.md: no change beyond the run-to-run
+	// spread). The scenario is checked for that, not for a single seed's
+	// lower wait, which is inside the seed-to-seed noise.
 	wb4, wp4 := headlineOverSeeds(t, sp, "6.12", "6.12,+lb-eligible-first", wait)
-	beyondSpread(t, "post-migration wait (ns)", wb4, wp4, -1)
+	t.Logf("post-migration wait over seeds %v: %.0f..%.0f us without, %.0f..%.0f us with the patch", noiseSeeds,
+		slices.Min(wb4)/1000, slices.Max(wb4)/1000, slices.Min(wp4)/1000, slices.Max(wp4)/1000)
+	if slices.Min(wp4) > slices.Max(wb4) {
+		t.Errorf("post-migration wait rises beyond the seed spread with the patch")
+	}
+	cb4, cp4 := headlineOverSeeds(t, sp, "6.12", "6.12,+lb-eligible-first", func(r *replay.Result) float64 { return float64(completion(r)) })
+	for i := range cb4 {
+		if d := (cp4[i] - cb4[i]) / cb4[i]; d > 0.03 || d < -0.03 {
+			t.Errorf("seed %d: completion changed by %.1f%%, want within 3%%", noiseSeeds[i], 100*d)
+		}
+	}
 }
 
 func TestSeed001UtilShrBound(t *testing.T) {

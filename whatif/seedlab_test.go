@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest"
@@ -44,6 +47,7 @@ var (
 	hackbenchTime = seedHeadline{"hackbench time", "s", regexp.MustCompile(`(?m)^Time: ([0-9.]+)`), 1}
 	asymTotal     = seedHeadline{"completion of the 6 tasks", "s", regexp.MustCompile(`(?m)^total: ([0-9.]+) s`), 1}
 	pingpongP50   = seedHeadline{"ping-pong round trip p50", "us", regexp.MustCompile(`(?m)^rtt_us: .* p50 ([0-9.]+)`), 1}
+	pingpongRate  = seedHeadline{"ping-pong round trips", "/s", regexp.MustCompile(`(?m)^round_trips: [0-9]+ \(([0-9.]+) per s\)`), 1}
 	// tools/kernel-lab/src/coresched.c: the tagged tasks' loops/s, and the
 	// whole run's elapsed time (a stall as the tagged process exits shows
 	// only there).
@@ -74,6 +78,8 @@ var seedRows = []seedRow{
 	{"002", "before-nortp", "after-nortp", "+resched-ineligible", cyclictestAvg(19), "class:nice 19", compare.WakeupMeanNs},
 	{"002", "before-rtp", "after-rtp", "+resched-ineligible", cyclictestAvg(-19), "class:nice -19", compare.WakeupMeanNs},
 	{"003", "before", "after", "+newidle-bailout", pingpongP50, "comm:pingpong", compare.WakeupMeanNs},
+	// The pair's switches count its round trips over the fixed run.
+	{"003", "before", "after", "+newidle-bailout", pingpongRate, "comm:pingpong", compare.ContextSwitches},
 	// 004: before is 6.12 without the forced-idle sync (NO_CORE_SYNC), after
 	// adds the fix; mainline is plain 6.12, which the model reaches from
 	// the before runs by turning CORE_SYNC back on. The replay keeps the
@@ -82,6 +88,37 @@ var seedRows = []seedRow{
 	{"004", "before", "after", "+coresched-idle-ipi", coreschedLoops, compare.Overall, compare.WakeupMeanNs},
 	{"004", "before", "after", "+coresched-idle-ipi", coreschedElapsed, compare.Overall, compare.CompletionNs},
 	{"004", "before", "mainline", "CORE_SYNC", coreschedLoops, compare.Overall, compare.WakeupMeanNs},
+}
+
+// emailFigures are the e-mails' own figures for each row's metric (seed,
+// then the headline's name), as the e-mails give them.
+var emailFigures = map[string]string{
+	"000 hackbench time":             "1.8% faster at 1 group, 0.1-3.1% at 4-96 (hackbench-process-pipes, Amean)",
+	"001 completion of the 6 tasks":  "19.3 -> 18 s (-6.7%)",
+	"002 cyclictest avg at nice -19": "NO_RUN_TO_PARITY 89 -> 66 us; RUN_TO_PARITY 191 -> 133 us",
+	"002 cyclictest avg at nice 0":   "NO_RUN_TO_PARITY 289 -> 257 us",
+	"002 cyclictest avg at nice 19":  "NO_RUN_TO_PARITY 18293 -> 23035 us",
+	"003 ping-pong round trip p50":   "wakeup latency ~120 -> ~6 us",
+	"003 ping-pong round trips":      "not reported",
+	"004 tagged loops/s":             "a 'major' regression removed; core scheduling then costs 5-10%",
+	"004 elapsed":                    "not reported",
+}
+
+// welchP is the two-sided p value of Welch's t-test on two sides' per-run
+// values (NaN with fewer than two runs a side or no spread).
+func welchP(b, n []float64) float64 {
+	if len(b) < 2 || len(n) < 2 {
+		return math.NaN()
+	}
+	mb, vb := stat.MeanVariance(b, nil)
+	mn, vn := stat.MeanVariance(n, nil)
+	sb, sn := vb/float64(len(b)), vn/float64(len(n))
+	se := math.Sqrt(sb + sn)
+	if se == 0 {
+		return math.NaN()
+	}
+	df := (sb + sn) * (sb + sn) / (sb*sb/float64(len(b)-1) + sn*sn/float64(len(n)-1))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(mn-mb)/se)
 }
 
 // seedRowWanted says whether -seed-rows selects seed (all when unset).
@@ -345,8 +382,8 @@ func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "| seed | sides | e-mail metric | before: median (range) | after | change | beyond spread | trace metric | real change | predicted change [95%] | verdict | agreement |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| seed | sides | e-mail metric | e-mail's figures | before: median (range) | after | change | beyond spread | p (Welch) | trace metric | real change | predicted change [95%] | verdict | agreement |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		hp, hok, hclear := headlineChange(r)
 		a := r.agreement
@@ -366,9 +403,13 @@ func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
 		case !a.Quiet:
 			agree = "predicts a change the kernel did not show"
 		}
-		fmt.Fprintf(w, "| %s | %s / %s | %s (%s) | %s | %s | %s | %v | %s | %s%s | %s %s | %s | %s |\n",
-			r.row.seed, r.row.before, r.row.after, r.row.headline.name, r.row.headline.unit,
-			figText(r.headBase), figText(r.headNew), pctText(hp, hok), hclear,
+		pv := "-"
+		if p := welchP(r.headBase, r.headNew); !math.IsNaN(p) {
+			pv = fmt.Sprintf("%.2g", p)
+		}
+		fmt.Fprintf(w, "| %s | %s / %s | %s (%s) | %s | %s | %s | %s | %v | %s | %s | %s%s | %s %s | %s | %s |\n",
+			r.row.seed, r.row.before, r.row.after, r.row.headline.name, r.row.headline.unit, emailFigures[r.row.seed+" "+r.row.headline.name],
+			figText(r.headBase), figText(r.headNew), pctText(hp, hok), hclear, pv,
 			strings.TrimPrefix(r.row.scope, "comm:")+" "+a.Metric[len(r.row.scope)+1:], pctText(rp, rok), clearMark(a.Clear),
 			pctText(pp, pok), iv, a.Pred.Verdict(), agree)
 	}
