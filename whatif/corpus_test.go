@@ -254,6 +254,15 @@ func pctText(v float64, ok bool) string {
 	return fmt.Sprintf("%+.1f%%", v)
 }
 
+// intervalText is the predicted change's 95% interval in %, or "-".
+func intervalText(p Predicted) string {
+	lo, hi, ok := p.IntervalPct()
+	if !ok {
+		return "-"
+	}
+	return "[" + pctText(lo, true) + ", " + pctText(hi, true) + "]"
+}
+
 func writeCorpusDoc(t *testing.T, path string, cells []Agreement) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -267,13 +276,9 @@ func writeCorpusDoc(t *testing.T, path string, cells []Agreement) {
 		r, rok := a.Real.MedianPct()
 		lo, hi, sok := a.Real.SpreadPct()
 		p, pok := a.Pred.MedianPct()
-		plo, phi, iok := a.Pred.IntervalPct()
-		spread, iv := "-", "-"
+		spread, iv := "-", intervalText(a.Pred)
 		if sok {
 			spread = pctText(lo, true) + " .. " + pctText(hi, true)
-		}
-		if iok {
-			iv = "[" + pctText(plo, true) + ", " + pctText(phi, true) + "]"
 		}
 		clear, agree := "no", ""
 		switch {

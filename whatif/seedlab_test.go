@@ -376,12 +376,8 @@ func num3(v float64) string {
 }
 
 func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriter(f)
+	w, done := docFile(t, path)
+	defer done()
 	fmt.Fprintln(w, "| seed | sides | e-mail metric | e-mail's figures | before: median (range) | after | change | beyond spread | p (Welch) | trace metric | real change | predicted change [95%] | verdict | agreement |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
@@ -389,11 +385,7 @@ func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
 		a := r.agreement
 		rp, rok := a.Real.MedianPct()
 		pp, pok := a.Pred.MedianPct()
-		lo, hi, iok := a.Pred.IntervalPct()
-		iv := "-"
-		if iok {
-			iv = "[" + pctText(lo, true) + ", " + pctText(hi, true) + "]"
-		}
+		iv := intervalText(a.Pred)
 		agree := "quiet (no change either side)"
 		switch {
 		case a.Clear && a.Direction:
@@ -413,8 +405,22 @@ func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
 			strings.TrimPrefix(r.row.scope, "comm:")+" "+a.Metric[len(r.row.scope)+1:], pctText(rp, rok), clearMark(a.Clear),
 			pctText(pp, pok), iv, a.Pred.Verdict(), agree)
 	}
-	if err := w.Flush(); err != nil {
+}
+
+// docFile creates a doc table file; done flushes and closes it.
+func docFile(t *testing.T, path string) (*bufio.Writer, func()) {
+	f, err := os.Create(path)
+	if err != nil {
 		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	return w, func() {
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
