@@ -93,6 +93,16 @@ type Stream struct {
 	total int64
 }
 
+// BytesRead returns how many bytes of the input the stream has read (0 unless
+// it was opened with Options.Progress) and the input's size (0 if unknown),
+// for a caller that streams the events itself.
+func (s *Stream) BytesRead() (read, total int64) {
+	if s.read == nil {
+		return 0, s.total
+	}
+	return s.read.n, s.total
+}
+
 // countingReader counts the bytes read through it.
 type countingReader struct {
 	r io.Reader

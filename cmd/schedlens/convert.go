@@ -13,6 +13,7 @@ import (
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/ingest/perfetto"
 	"github.com/schedlens/schedlens/outfile"
+	"github.com/schedlens/schedlens/progress"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -24,6 +25,7 @@ func newConvertCmd() *cobra.Command {
 		out          string
 		compact      bool
 		lenient      bool
+		quiet        bool
 		topologyFlag string
 	)
 	cmd := &cobra.Command{
@@ -44,7 +46,12 @@ output is written to a temporary file beside OUT and renamed when complete
 			if out == "" {
 				return usagef("-o OUT.pftrace is required")
 			}
-			n, err := convertTrace(cmd.ErrOrStderr(), args[0], out, cmd.OutOrStdout(), compact, lenient, topologyFlag)
+			var bar *progress.Bar
+			if progress.Wanted(cmd.ErrOrStderr(), quiet) {
+				bar = progress.Reading(cmd.ErrOrStderr(), args[0])
+			}
+			n, err := convertTrace(cmd.ErrOrStderr(), args[0], out, cmd.OutOrStdout(), compact, lenient, topologyFlag, bar)
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -56,6 +63,7 @@ output is written to a temporary file beside OUT and renamed when complete
 	fl.StringVarP(&out, "output", "o", "", "output file (Perfetto protobuf)")
 	fl.BoolVar(&compact, "compact-sched", false, "write sched_switch and sched_waking in the compact_sched encoding")
 	fl.BoolVar(&lenient, "lenient", false, "skip malformed input records (counted) instead of stopping")
+	fl.BoolVar(&quiet, "quiet", false, "no progress on stderr (shown only when stderr is a terminal and the work takes over a second)")
 	fl.StringVar(&topologyFlag, "topology", "", "CPU topology to record: a file (topology.txt or JSON) or a preset name")
 	return cmd
 }
@@ -63,8 +71,12 @@ output is written to a temporary file beside OUT and renamed when complete
 // convertTrace streams in to a Perfetto trace at out and returns the number
 // of events written. The process tree comes from the input's own (Perfetto)
 // or from the comms and thread groups its events carry.
-func convertTrace(stderr io.Writer, in, out string, stdout io.Writer, compact, lenient bool, topoFlag string) (int, error) {
-	s, err := ingest.Open(in, ingest.Options{Name: in, Lenient: lenient})
+func convertTrace(stderr io.Writer, in, out string, stdout io.Writer, compact, lenient bool, topoFlag string, bar *progress.Bar) (int, error) {
+	opts := ingest.Options{Name: in, Lenient: lenient}
+	if bar != nil {
+		opts.Progress = func(int64, int64, int) {} // counts the bytes read
+	}
+	s, err := ingest.Open(in, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -103,10 +115,18 @@ func convertTrace(stderr io.Writer, in, out string, stdout io.Writer, compact, l
 	for {
 		err := s.Next(&ev)
 		if err == io.EOF {
+			if bar != nil {
+				read, total := s.BytesRead()
+				bar.Update(read, total, n)
+			}
 			break
 		}
 		if err != nil {
 			return n, err
+		}
+		if bar != nil && n&(1<<16-1) == 0 {
+			read, total := s.BytesRead()
+			bar.Update(read, total, n)
 		}
 		header := ev.Other
 		if ev.Kind == timeline.KindExit {

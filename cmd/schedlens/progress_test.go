@@ -105,3 +105,38 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress with --quiet: %q", tty)
 	}
 }
+
+// TestConvertProgress: convert, which streams instead of loading, draws
+// the same reading progress on a terminal (bytes of total, events).
+func TestConvertProgress(t *testing.T) {
+	old := progress.Delay
+	progress.Delay = 0
+	defer func() { progress.Delay = old }()
+	in := fx + "qemu-smt8-hackbench/trace.txt.zst"
+	master, slave := openPTY(t)
+	var got bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		io.Copy(&got, master)
+	}()
+	var out bytes.Buffer
+	if code := run([]string{"convert", "-o", t.TempDir() + "/out.pftrace", in}, &out, slave); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	slave.Close()
+	done := make(chan bool)
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		master.Close()
+		<-done
+	}
+	for _, want := range []string{"292.7 KiB / 292.7 KiB", "events/s"} {
+		if !strings.Contains(got.String(), want) {
+			t.Errorf("terminal stderr lacks %q: %q", want, got.String())
+		}
+	}
+}
