@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -23,6 +26,7 @@ type modelFlags struct {
 	topoFlag string
 	wakers   string
 	cpuSpeed string
+	baseline []string // --baseline-change
 }
 
 // register adds the shared flags; kernelHelp says how the command uses the
@@ -34,6 +38,7 @@ func (m *modelFlags) register(cmd *cobra.Command, kernelHelp string) {
 	fl.IntVar(&m.hz, "hz", 0, "tick rate (CONFIG_HZ) of the model; 0: from the recording (the runs its tick ended; HZ 250 unless they show a slower tick)")
 	fl.StringVar(&m.topoFlag, "topology", "", "CPU topology: a file (topology.txt or JSON) or a preset name")
 	fl.StringVar(&m.cpuSpeed, "cpu-speed", "auto", `how fast each CPU ran the recorded work: "auto" (calibrated from the trace where it shows the same work on CPUs of different capacity, else capacity), "equal" (every CPU at 1024: an emulated guest), "capacity", or a file of "CPULIST SPEED" lines`)
+	fl.StringArrayVar(&m.baseline, "baseline-change", nil, "what the recording's kernel ran beyond its version's defaults (repeatable, the forms of whatif's --change but cpus=): -patch for a merged seed patch its build reverted, +patch for one it carried, features and tunables the capture set; by default read from meta.txt next to the trace (its sched_patches:, sched_model_features: and sched_knobs: lines); \"none\" for the version's defaults; a full --policy ignores them")
 	fl.StringVar(&m.wakers, "wakers", "recorded", `what ends a sleep a task wake ended: "recorded" (the wake the recording shows, when its waker reaches that point of its work) "any" (the first task wake issued to the sleeper, by any waker: readers of a stream many writers feed), "late-any" (the recorded one, or any once the sleep outlasts the recorded one) or "ordered"`)
 }
 
@@ -69,8 +74,19 @@ func (m *modelFlags) load(cmd *cobra.Command, f *traceFlags, path string, pol wh
 	if cmd.Flags().Changed("kernel") {
 		pol.Kernel = m.kernel
 	}
-	if pol.Kernel != "" || (pol.Description != "" && pol.Description != "mainline") {
+	full := pol.Description != "" && pol.Description != "mainline"
+	userChanges, err := policyChanges(pol)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	switch {
+	case full:
 		if _, _, err := pol.Resolve(); err != nil {
+			return nil, usagef("%v", err)
+		}
+	case pol.Kernel != "":
+		// The patches are checked against the kernel recorded, once known.
+		if _, _, err := (whatif.Policy{Kernel: pol.Kernel}).Resolve(); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
@@ -88,12 +104,101 @@ func (m *modelFlags) load(cmd *cobra.Command, f *traceFlags, path string, pol wh
 	if pol.Release, err = traceRelease(ld, in.topo, path); err != nil {
 		return nil, err
 	}
-	if in.desc, in.kernelNotes, err = pol.Resolve(); err != nil {
-		return nil, usagef("%v", err)
+	if full {
+		if in.desc, in.kernelNotes, err = pol.Resolve(); err != nil {
+			return nil, usagef("%v", err)
+		}
+	} else {
+		// The kernel recorded: the version's model with what the
+		// recording's kernel ran beyond it, then the command's patches and
+		// features.
+		version, notes, err := whatif.Policy{Kernel: pol.Kernel, Release: pol.Release}.Resolve()
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		base, recNotes, err := m.recordedBaseline(cmd, version, path)
+		if err != nil {
+			return nil, err
+		}
+		in.desc, in.kernelNotes = base, append(notes, recNotes...)
+		if len(userChanges) > 0 {
+			if in.desc, _, err = whatif.Apply(base, userChanges); err != nil {
+				return nil, usagef("%v", err)
+			}
+		}
 	}
 	if in.aff, err = m.aff.build(in.tl); err != nil {
 		return nil, err
 	}
 	in.opts = whatif.Options{Topology: in.topo, Window: win, Filter: f.filter(), Affinity: in.aff, Speed: speed, WakeRule: rule, HZ: m.hz}
 	return in, nil
+}
+
+// recordedBaseline applies to the version's model what the recording's
+// kernel ran beyond it: --baseline-change, else the knobs meta.txt next to
+// the trace records.
+func (m *modelFlags) recordedBaseline(cmd *cobra.Command, version, trace string) (string, []string, error) {
+	var changes []whatif.Change
+	var notes []string
+	source := "--baseline-change"
+	if cmd.Flags().Changed("baseline-change") {
+		for _, s := range m.baseline {
+			if s == "none" {
+				continue
+			}
+			c, err := whatif.ParseChange(s)
+			if err != nil {
+				return "", nil, usagef("--baseline-change: %v", err)
+			}
+			changes = append(changes, c)
+		}
+	} else {
+		k, err := ingest.KnobsNextTo(trace)
+		if err != nil {
+			return "", nil, err
+		}
+		if changes, notes, err = whatif.RecordedChanges(k); err != nil {
+			return "", nil, err
+		}
+		source = k.File
+	}
+	if len(changes) == 0 {
+		return version, notes, nil
+	}
+	base, err := whatif.Baseline(version, changes)
+	if err != nil {
+		return "", nil, usagef("%v", err)
+	}
+	var texts []string
+	for _, c := range changes {
+		texts = append(texts, c.Text)
+	}
+	if base != version {
+		notes = append(notes, fmt.Sprintf("baseline: %s with %s, as the recording's kernel ran (%s)", version, strings.Join(texts, ", "), source))
+	}
+	return base, notes, nil
+}
+
+// policyChanges parses a policy's patches ("+name", "-name" or "name" for
+// "+name") and features as changes.
+func policyChanges(pol whatif.Policy) ([]whatif.Change, error) {
+	var out []whatif.Change
+	for _, x := range pol.Patches {
+		if !strings.HasPrefix(x, "+") && !strings.HasPrefix(x, "-") {
+			x = "+" + x
+		}
+		c, err := whatif.ParseChange(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	for _, x := range pol.Features {
+		c, err := whatif.ParseChange(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

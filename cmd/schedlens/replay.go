@@ -77,7 +77,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 	f.register(cmd, strings.Join(compare.Formats, "|"))
 	m.register(cmd, "kernel version whose mainline model to run (6.6, 6.12, 6.18)")
 	fl := cmd.Flags()
-	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description such as "6.12,+resched-ineligible,NO_RUN_TO_PARITY"`)
+	fl.StringVar(&policy, "policy", "mainline", `"mainline", or a full description, e.g. 6.12,-newidle-bailout or 6.6,NO_RUN_TO_PARITY (then the recorded kernel's knobs are not applied)`)
 	fl.StringSliceVar(&features, "feature", nil, "sched_feat switch, e.g. NO_RUN_TO_PARITY (repeatable)")
 	fl.StringSliceVar(&patches, "patch", nil, "seed patch knob to turn on (+name) or off (-name): "+strings.Join(patchList(), ", "))
 	fl.Uint64Var(&seed, "seed", 1, "random seed: the same trace, policy and seed give the same replay")

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/policies"
 	"github.com/schedlens/schedlens/whatif"
 )
@@ -18,7 +16,6 @@ func newWhatifCmd() *cobra.Command {
 		f       traceFlags
 		m       modelFlags
 		changes []string
-		basefl  []string
 		runs    int
 		seeds   []uint
 		top     int
@@ -78,12 +75,7 @@ patches on real kernels: docs/seeds.md.`,
 			bar, prog := f.simulationProgress(cmd)
 			opts := in.opts
 			opts.Progress = prog
-			base, baseNotes, err := recordedBaseline(cmd, in.desc, basefl, args[0])
-			if err != nil {
-				return err
-			}
-			in.kernelNotes = append(in.kernelNotes, baseNotes...)
-			p, err := whatif.Predict(in.tl, base, parsed, whatif.PredictOptions{Seeds: seedList, Options: opts})
+			p, err := whatif.Predict(in.tl, in.desc, parsed, whatif.PredictOptions{Seeds: seedList, Options: opts})
 			bar.Done()
 			if err != nil {
 				return err
@@ -100,54 +92,8 @@ patches on real kernels: docs/seeds.md.`,
 	fl.StringArrayVar(&changes, "change", nil, "a change to predict (repeatable): +patch, -patch ("+strings.Join(policies.PatchNames(), ", ")+
 		"), FEATURE or NO_FEATURE (any sched feature the model implements, e.g. NO_RUN_TO_PARITY), "+
 		strings.Join(policies.TunableNames(), "=N, ")+"=N, or cpus=LIST")
-	fl.StringArrayVar(&basefl, "baseline-change", nil, "what the recording's kernel ran beyond its version's defaults (repeatable, the forms of --change but cpus=): -patch for a merged seed patch its build reverted, +patch for one it carried, features and tunables the capture set; by default read from meta.txt next to the trace (its sched_patches: and sched_knobs: lines); --baseline-change none for the version's defaults")
 	fl.IntVar(&runs, "runs", whatif.DefaultRuns, "model seeds per side (seeds 1..N); at least 2")
 	fl.UintSliceVar(&seeds, "seeds", nil, "the model seeds, instead of 1..--runs (the same seeds give the same report)")
 	fl.IntVar(&top, "top", 5, "comms with their own table")
 	return cmd
-}
-
-// recordedBaseline applies to the version's model what the recording
-// kernel ran beyond it: the --baseline-change flags, else meta.txt's
-// knobs next to the trace.
-func recordedBaseline(cmd *cobra.Command, desc string, flags []string, trace string) (string, []string, error) {
-	var changes []whatif.Change
-	var notes []string
-	source := "--baseline-change"
-	if cmd.Flags().Changed("baseline-change") {
-		for _, s := range flags {
-			if s == "none" {
-				continue
-			}
-			c, err := whatif.ParseChange(s)
-			if err != nil {
-				return "", nil, usagef("--baseline-change: %v", err)
-			}
-			changes = append(changes, c)
-		}
-	} else {
-		k, err := ingest.KnobsNextTo(trace)
-		if err != nil {
-			return "", nil, err
-		}
-		if changes, notes, err = whatif.RecordedChanges(k); err != nil {
-			return "", nil, err
-		}
-		source = k.File
-	}
-	if len(changes) == 0 {
-		return desc, notes, nil
-	}
-	base, err := whatif.Baseline(desc, changes)
-	if err != nil {
-		return "", nil, usagef("%v", err)
-	}
-	var texts []string
-	for _, c := range changes {
-		texts = append(texts, c.Text)
-	}
-	if base != desc {
-		notes = append(notes, fmt.Sprintf("baseline: %s with %s, as the recording's kernel ran (%s)", desc, strings.Join(texts, ", "), source))
-	}
-	return base, notes, nil
 }
