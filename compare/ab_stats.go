@@ -32,6 +32,16 @@ type welch struct {
 	Lo, Hi            float64 // interval of NewMean - BaseMean
 }
 
+// WelchP is the two-sided p value of Welch's t-test on two sides' per-run
+// values (each side two or more values), the test CompareRuns applies to
+// every metric; NaN with fewer values, 1 or 0 with no spread on either side.
+func WelchP(base, new []float64) float64 {
+	if len(base) < 2 || len(new) < 2 {
+		return math.NaN()
+	}
+	return welchTest(base, new).P
+}
+
 func welchTest(b, n []float64) welch {
 	w := welch{BaseMean: stat.Mean(b, nil), NewMean: stat.Mean(n, nil), BaseSD: stat.StdDev(b, nil), NewSD: stat.StdDev(n, nil)}
 	d := w.NewMean - w.BaseMean

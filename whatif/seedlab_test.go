@@ -13,9 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/compare"
 	"github.com/schedlens/schedlens/ingest"
@@ -102,23 +99,6 @@ var emailFigures = map[string]string{
 	"003 ping-pong round trips":      "not reported",
 	"004 tagged loops/s":             "a 'major' regression removed; core scheduling then costs 5-10%",
 	"004 elapsed":                    "not reported",
-}
-
-// welchP is the two-sided p value of Welch's t-test on two sides' per-run
-// values (NaN with fewer than two runs a side or no spread).
-func welchP(b, n []float64) float64 {
-	if len(b) < 2 || len(n) < 2 {
-		return math.NaN()
-	}
-	mb, vb := stat.MeanVariance(b, nil)
-	mn, vn := stat.MeanVariance(n, nil)
-	sb, sn := vb/float64(len(b)), vn/float64(len(n))
-	se := math.Sqrt(sb + sn)
-	if se == 0 {
-		return math.NaN()
-	}
-	df := (sb + sn) * (sb + sn) / (sb*sb/float64(len(b)-1) + sn*sn/float64(len(n)-1))
-	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(mn-mb)/se)
 }
 
 // seedRowWanted says whether -seed-rows selects seed (all when unset).
@@ -378,7 +358,7 @@ func num3(v float64) string {
 func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
 	w, done := docFile(t, path)
 	defer done()
-	fmt.Fprintln(w, "| seed | sides | e-mail metric | e-mail's figures | before: median (range) | after | change | beyond spread | p (Welch) | trace metric | real change | predicted change [95%] | verdict | agreement |")
+	fmt.Fprintln(w, "| seed | sides | e-mail metric | e-mail's figures | before: median (range) | after | change | beyond spread | p (Welch) | trace metric | real change (Welch p, as compare) | predicted change [95%] | verdict | agreement |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		hp, hok, hclear := headlineChange(r)
@@ -396,13 +376,17 @@ func writeSeedsDoc(t *testing.T, path string, results []seedResult) {
 			agree = "predicts a change the kernel did not show"
 		}
 		pv := "-"
-		if p := welchP(r.headBase, r.headNew); !math.IsNaN(p) {
+		if p := compare.WelchP(r.headBase, r.headNew); !math.IsNaN(p) {
 			pv = fmt.Sprintf("%.2g", p)
 		}
-		fmt.Fprintf(w, "| %s | %s / %s | %s (%s) | %s | %s | %s | %s | %v | %s | %s | %s%s | %s %s | %s | %s |\n",
+		tp := "-"
+		if p := compare.WelchP(a.Real.Base, a.Real.New); !math.IsNaN(p) {
+			tp = fmt.Sprintf(", p %.2g", p)
+		}
+		fmt.Fprintf(w, "| %s | %s / %s | %s (%s) | %s | %s | %s | %s | %v | %s | %s | %s%s%s | %s %s | %s | %s |\n",
 			r.row.seed, r.row.before, r.row.after, r.row.headline.name, r.row.headline.unit, emailFigures[r.row.seed+" "+r.row.headline.name],
 			figText(r.headBase), figText(r.headNew), pctText(hp, hok), hclear, pv,
-			strings.TrimPrefix(r.row.scope, "comm:")+" "+a.Metric[len(r.row.scope)+1:], pctText(rp, rok), clearMark(a.Clear),
+			strings.TrimPrefix(r.row.scope, "comm:")+" "+a.Metric[len(r.row.scope)+1:], pctText(rp, rok), clearMark(a.Clear), tp,
 			pctText(pp, pok), iv, a.Pred.Verdict(), agree)
 	}
 }
