@@ -198,6 +198,12 @@ func seedList(s []uint64) string {
 
 // table writes one scope's table; scoped keeps the headline rows.
 func table(d *compare.Doc, p *Prediction, scope, head string, scoped bool) {
+	d.Table(scopeTable(p, scope, head, scoped))
+}
+
+// scopeTable is one scope's table: per metric the two means, the change,
+// the half-width of its interval and the verdict.
+func scopeTable(p *Prediction, scope, head string, scoped bool) *report.Table {
 	t := &report.Table{Header: []string{head, "baseline", "", "what-if", "", "95%", "verdict"},
 		Left: []bool{true, false, false, false, false, false, true}}
 	for _, row := range rows() {
@@ -217,7 +223,7 @@ func table(d *compare.Doc, p *Prediction, scope, head string, scoped bool) {
 		}
 		t.Add(row.Label, bv, bp, nv, pct(c), halfWidth(c), shortVerdict(c.Verdict))
 	}
-	d.Table(t)
+	return t
 }
 
 // pct is the change column: "(  +1.23%)", "*  +1.23%*" when the interval
