@@ -31,8 +31,9 @@ func abHTML(r *ABReport, text string) *report.HTMLPage {
 		case strings.HasPrefix(sc, "comm:"):
 			name = "comm " + strings.TrimPrefix(sc, "comm:")
 		}
-		svg := report.CDFSVG("wakeup latency CDF, "+name, []report.CDFSeries{{Name: a.BaseName, Samples: b}, {Name: a.NewName, Samples: n}})
-		cap := fmt.Sprintf("Wakeup latency of %s: share of wakeups at or below each latency (log scale), %s (solid) and %s (dashed)", name, a.BaseName, a.NewName)
+		svg := report.CDFPlot{Label: "wakeup latency CDF, " + name, Tail: true,
+			Series: []report.CDFSeries{{Name: a.BaseName, Samples: b}, {Name: a.NewName, Samples: n}}}.SVG()
+		cap := fmt.Sprintf("Wakeup latency of %s: share of wakeups at or below each latency (log time axis; the share axis stretched towards 100%% so that p50, p90, p99 and p99.9 are evenly spaced), %s (solid) and %s (dashed)", name, a.BaseName, a.NewName)
 		if len(a.Base) > 1 || len(a.New) > 1 {
 			cap += ", each side's runs pooled"
 		}
