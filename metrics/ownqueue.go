@@ -16,6 +16,12 @@ const DefOwnQueue = "idle with its own queue non-empty: a CPU runs its idle task
 // windows at least this long are listed one by one.
 const DefaultOwnQueueList = 1_000_000
 
+// OwnQueueStallNs is the own-queue idle window length no wake-up path
+// explains (an IPI and an idle exit take microseconds, a slow guest's a
+// few milliseconds): `schedlens report` shows the measure when a window
+// reaches it.
+const OwnQueueStallNs = 100_000_000
+
 // CookieRelation compares the core-scheduling cookies of a waiting task
 // and of the task its CPU's SMT sibling runs.
 type CookieRelation uint8
@@ -118,6 +124,17 @@ type OwnQueue struct {
 	// CookieMarkers is how many core_sched_cookie markers the trace has;
 	// 0: cookies unknown.
 	CookieMarkers int
+}
+
+// Stalls returns how many windows reach OwnQueueStallNs.
+func (oq *OwnQueue) Stalls() int {
+	n := 0
+	for _, w := range oq.Windows {
+		if w.DurNs >= OwnQueueStallNs {
+			n++
+		}
+	}
+	return n
 }
 
 // ownQueueList returns the listing threshold of opts.
