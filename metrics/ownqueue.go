@@ -182,7 +182,13 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 		oq.ByCPU[i].CPU = timeline.CPU(i)
 	}
 	idleOn := byCPUSorted(n, len(c.idles), func(i int) int32 { return c.idles[i].cpu }, func(i int) timeline.Time { return c.idles[i].start })
-	waitOn := byCPUSorted(n, len(c.waits), func(i int) int32 { return c.waits[i].q }, func(i int) timeline.Time { return c.waits[i].start })
+	// Waits queued on a CPU that never idles make no window: left out.
+	waitOn := byCPUSorted(n, len(c.waits), func(i int) int32 {
+		if q := c.waits[i].q; q >= 0 && int(q) < n && len(idleOn[q]) > 0 {
+			return q
+		}
+		return -1
+	}, func(i int) timeline.Time { return c.waits[i].start })
 	cutEnd, cutStart := map[timeline.Time]bool{}, map[timeline.Time]bool{}
 	for _, g := range c.tl.Gaps {
 		cutEnd[g.Start], cutStart[g.End] = true, true
