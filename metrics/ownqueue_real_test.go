@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -87,5 +88,42 @@ func TestOwnQueueSeed004(t *testing.T) {
 				t.Errorf("%s run-%d: longest own-queue idle window %d ns, %d stalls: want every window under 50 ms", side, run, oq.Durations.MaxNs, len(stalls))
 			}
 		}
+	}
+}
+
+// TestOwnQueueBadCookieMarker: a core_sched_cookie marker that does not
+// parse leaves the cookies unknown and says where, in a note; the
+// windows are still measured.
+func TestOwnQueueBadCookieMarker(t *testing.T) {
+	tl, opts, err := buildScenario(`
+cpu 0 core=0 llc=0 node=0
+cpu 1 core=0 llc=0 node=0
+0 c0 switch 0 R 20
+0 c1 switch 0 R 10
+1 c0 marker 20 core_sched_cookie tid=10 cookie=0xzz
+100 c1 switch 10 S 0
+201 c0 wakeup 10 by=20 target=1
+300 c1 switch 0 R 10
+400 c1 switch 10 S 0
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(tl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oq := a.Idle.OwnQueue
+	if oq.CookieMarkers != 0 || oq.Count != 1 || oq.TotalNs != 99_000 {
+		t.Errorf("own queue: %d markers, %d windows, %d ns; want 0 markers, one window of 99 us", oq.CookieMarkers, oq.Count, oq.TotalNs)
+	}
+	found := false
+	for _, n := range a.Notes {
+		if strings.Contains(n, "cookies not read") && strings.Contains(n, "marker at 0.000001 s on CPU 0") && strings.Contains(n, `cookie "0xzz"`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("notes %q: want one saying the cookie marker at 0.000001 s on CPU 0 did not parse", a.Notes)
 	}
 }
