@@ -27,6 +27,10 @@ type Options struct {
 	// MinWindow: idle-with-runnable windows shorter than this many ns are
 	// not counted, in the idle metric nor in misplaced (a). 0 counts all.
 	MinWindow int64
+	// OwnQueueList: own-queue idle windows at least this many ns long are
+	// listed one by one; 0 means DefaultOwnQueueList, a negative value
+	// lists every window.
+	OwnQueueList int64
 	// PELT configures the utilization estimate of the misfit test.
 	PELT PELT
 	// PinnedMinWaits is how many waits with an idle CPU available a task
@@ -216,6 +220,12 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	go func() { done <- c.latency() }()
 	sw := c.sweep(opts.MinWindow)
 	a.Idle = c.idle(sw, opts)
+	cookies, markers, err := tl.Cookies()
+	if err != nil {
+		a.Notes = append(a.Notes, "core-scheduling cookies not read: "+err.Error())
+		cookies, markers = nil, 0
+	}
+	a.Idle.OwnQueue = c.ownQueue(opts, cookies, markers)
 	a.Misplaced = c.misplaced(sw)
 	a.Latency = <-done
 	a.strips = func() [][]StripBin { return c.buildStrips(sw.windows, sw.periods) }

@@ -128,6 +128,9 @@ type Idle struct {
 	ByTask []CouldRun
 	// PossiblyPinnedTasks counts tasks flagged affinity.PossiblyPinned.
 	PossiblyPinnedTasks int
+	// OwnQueue is the other idle measure: a CPU idle while a task queued
+	// on it waits (the idle CPU's own wake-up path, or forced idle).
+	OwnQueue *OwnQueue
 }
 
 // Sweep event kinds; at one timestamp ends go before starts.

@@ -32,6 +32,7 @@ import (
 //	affinity PID CPULIST         as --affinity
 //	window START END             the analysis window
 //	min-window DUR               Options.MinWindow
+//	own-queue-list DUR|all       Options.OwnQueueList (all: every window)
 //	pinned-min-waits N           Options.PinnedMinWaits
 //	filter PID                   Options.Filter
 //	T CPU switch PREV STATE NEXT [prio=P]
@@ -42,6 +43,7 @@ import (
 //	T CPU lost N since=T         N events lost on CPU since T
 //	T CPU fork CHILD parent=P
 //	T CPU exit PID
+//	T CPU marker PID TEXT...     a trace marker written by PID
 var updateScenarios = flag.Bool("update-scenarios", false, "rewrite the want sections of the scenarios (review the diff)")
 
 type scenario struct {
@@ -163,6 +165,16 @@ func buildScenario(text string) (*timeline.Timeline, Options, error) {
 				return nil, opts, bad(err)
 			}
 			opts.MinWindow = int64(d)
+		case "own-queue-list":
+			if f[1] == "all" {
+				opts.OwnQueueList = -1
+				break
+			}
+			d, err := parseUs(f[1])
+			if err != nil {
+				return nil, opts, bad(err)
+			}
+			opts.OwnQueueList = int64(d)
 		case "pinned-min-waits":
 			opts.PinnedMinWaits, _ = strconv.Atoi(f[1])
 		case "filter":
@@ -271,6 +283,14 @@ func buildScenario(text string) (*timeline.Timeline, Options, error) {
 			e.Task = tid(f[3])
 			e.Other = tid(m["parent"])
 			e.Comm, e.OComm = comm(e.Other), comm(e.Other)
+		case "marker":
+			if len(f) < 5 {
+				return nil, opts, fmt.Errorf("trace line %d: want T CPU marker PID TEXT", r.line)
+			}
+			e.Kind = timeline.KindMarker
+			e.Task, e.Other = tid(f[3]), tid(f[3])
+			e.Comm = comm(e.Task)
+			e.Arg = int64(strs.IDString(strings.Join(f[4:], " ")))
 		case "exit":
 			e.Kind = timeline.KindExit
 			e.Task = tid(f[3])
@@ -355,6 +375,29 @@ func dumpAnalysis(tl *timeline.Timeline, a *Analysis) []string {
 			l += fmt.Sprintf(" cap=%d/%d", w.Capacity, w.WaitCapacity)
 		}
 		out = append(out, l)
+	}
+	oq := a.Idle.OwnQueue
+	for _, w := range oq.Windows {
+		l := fmt.Sprintf("ownq cpu=%d start=%s dur=%s pid=%d waiting=%d", w.CPU, ts(w.Start), us(w.DurNs), w.PID, w.Waiting)
+		if w.Sibling >= 0 {
+			sib := "idle"
+			if !w.SiblingIdle {
+				sib = "unknown"
+			}
+			if w.SiblingTask != timeline.NoTask {
+				sib = fmt.Sprintf("pid%d", w.SiblingPID)
+			}
+			l += fmt.Sprintf(" sibling=%d:%s core-idle=%s cookie=%s", w.Sibling, sib, us(w.SiblingIdleNs), w.Cookie)
+		}
+		out = append(out, l+" exact="+w.Exactness().String())
+	}
+	d := oq.Durations
+	out = append(out, fmt.Sprintf("ownqtotal count=%d total=%s p50=%s p99=%s max=%s censored=%d/%s inferred=%s markers=%d",
+		oq.Count, us(oq.TotalNs), us(d.P50Ns), us(d.P99Ns), us(d.MaxNs), oq.CensoredWindows, us(oq.CensoredNs), us(oq.InferredNs), oq.CookieMarkers))
+	for _, c := range oq.ByCPU {
+		if c.Windows > 0 {
+			out = append(out, fmt.Sprintf("ownqcpu cpu=%d windows=%d total=%s max=%s", c.CPU, c.Windows, us(c.Ns), us(c.MaxNs)))
+		}
 	}
 	id := a.Idle
 	r := id.ByRelation
@@ -552,5 +595,20 @@ func checkInvariants(t testing.TB, tl *timeline.Timeline, a *Analysis) {
 		if c.IdleWithRunnableNs > c.IdleNs {
 			t.Errorf("CPU %d: idle with runnable %d above idle %d", c.CPU, c.IdleWithRunnableNs, c.IdleNs)
 		}
+	}
+	// Own-queue idle: within each CPU's idle time, the CPUs add up to the
+	// total, complete plus censored windows to the count.
+	oq := a.Idle.OwnQueue
+	var oqNs, oqN int64
+	for i, c := range oq.ByCPU {
+		oqNs += c.Ns
+		oqN += c.Windows
+		if i < len(a.Idle.ByCPU) && c.Ns > a.Idle.ByCPU[i].IdleNs {
+			t.Errorf("CPU %d: own-queue idle %d ns above its idle time %d", c.CPU, c.Ns, a.Idle.ByCPU[i].IdleNs)
+		}
+	}
+	if oqNs != oq.TotalNs || oqN != oq.Count || oq.Durations.Count+oq.CensoredWindows != oq.Count || oq.Durations.SumNs+oq.CensoredNs != oq.TotalNs {
+		t.Errorf("own-queue idle: CPUs add to %d windows, %d ns; total %d windows, %d ns; %d complete (%d ns) + %d censored (%d ns)",
+			oqN, oqNs, oq.Count, oq.TotalNs, oq.Durations.Count, oq.Durations.SumNs, oq.CensoredWindows, oq.CensoredNs)
 	}
 }

@@ -201,6 +201,7 @@ type IdleJSON struct {
 	ByCPU              []IdleCPUJSON    `json:"by_cpu"`
 	ByTask             []CouldRunJSON   `json:"by_task"`
 	Windows            []WindowJSON     `json:"windows"`
+	OwnQueue           *OwnQueueJSON    `json:"own_queue,omitempty"`
 }
 
 // NewIdleJSON builds the idle object.
@@ -224,6 +225,10 @@ func NewIdleJSON(id *metrics.Idle) IdleJSON {
 			x.RanOnCPU = &v
 		}
 		out.ByTask = append(out.ByTask, x)
+	}
+	if id.OwnQueue != nil {
+		oq := NewOwnQueueJSON(id.OwnQueue)
+		out.OwnQueue = &oq
 	}
 	for _, w := range id.Windows {
 		out.Windows = append(out.Windows, WindowJSON{CPU: w.CPU, StartNs: int64(w.Start), DurNs: w.DurNs, WaitingPID: w.PID, WaitingComm: w.Comm,

@@ -28,6 +28,7 @@ func (r *writer) render(section Section) {
 		r.topTasks()
 		r.latency(false)
 		r.idle(false)
+		r.ownQueue(false)
 		r.misplaced(false)
 	case LatencySection:
 		r.header("schedlens latency")
@@ -37,6 +38,7 @@ func (r *writer) render(section Section) {
 		r.header("schedlens idle")
 		r.traceBrief()
 		r.idle(true)
+		r.ownQueue(true)
 	case MisplacedSection:
 		r.header("schedlens misplaced")
 		r.traceBrief()

@@ -30,9 +30,9 @@ func TestOutputIdentity(t *testing.T) {
 		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, "1ac5fe557c57f3fc"},
 		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, "925de65f7ed8386e"},
 		{[]string{"tasks", "--format", "json", fx + "perfetto-tracebox-hackbench-compact/trace.pftrace.zst"}, "2f9a661fdf62cbd5"}, // compact_sched: a switch missing from the capture found from an event's pid (issue 14 item 2): one more inconsistency and a warning,
-		{[]string{"report", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "f8ba61869389a114"},             // the report names unobserved time since the issue-14 work
-		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script-fields.txt.gz"}, "e4302ace4b77b7e8"},  // report counts the unknown events (hardening work) and names unobserved time (issue-14 work)
-		{[]string{"report", "--format", "json", fx + "qemu-juno-asym/trace.txt.zst"}, "5ae4669efa175054"},
+		{[]string{"report", "--format", "json", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, "4e9363c678448eee"},             // the report names unobserved time since the issue-14 work; idle.own_queue added (only that key, checked)
+		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf-script-fields.txt.gz"}, "e0aaef43685d0f94"},  // idle.own_queue added (only that key, checked); report counts the unknown events (hardening work) and names unobserved time (issue-14 work)
+		{[]string{"report", "--format", "json", fx + "qemu-juno-asym/trace.txt.zst"}, "0ca42d295a752968"},                         // idle.own_queue added (only that key, checked)
 	}
 	for _, c := range cases {
 		out, stderr, code := execute(t, c.args...)

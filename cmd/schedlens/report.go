@@ -32,6 +32,7 @@ type analysisFlags struct {
 	topology  string
 	affinity  affinityFlags
 	minWindow time.Duration
+	ownList   time.Duration
 	top       int
 	samples   string
 }
@@ -42,6 +43,7 @@ func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
 	fl.StringVar(&f.topology, "topology", "", "CPU topology: a topology.json/topology.txt file or a preset (juno-r2, smt2-<cores>, sym-<n>, ...); default: the trace's own, else a topology file next to it, else identical CPUs")
 	f.affinity.register(cmd)
 	fl.DurationVar(&f.minWindow, "min-window", 0, "count idle-with-runnable windows only from this length (e.g. 50us, 1ms); 0 counts all")
+	fl.DurationVar(&f.ownList, "own-queue-list", metrics.DefaultOwnQueueList*time.Nanosecond, "list idle-with-own-queue windows from this length (idle, and JSON); 0 lists all")
 	fl.IntVar(&f.top, "top", 0, "rows in ranked tables (default 10 in report; all in the section commands)")
 	if samples {
 		fl.StringVar(&f.samples, "samples", "", "also write every wakeup and preemption sample to FILE: CSV if it ends in .csv, JSON lines if .jsonl or .json")
@@ -63,6 +65,9 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	}
 	if f.minWindow < 0 {
 		return nil, usagef("--min-window %v: want a length of 0 or more", f.minWindow)
+	}
+	if f.ownList < 0 {
+		return nil, usagef("--own-queue-list %v: want a length of 0 or more", f.ownList)
 	}
 	if f.top < 0 {
 		return nil, usagef("--top %d: want 0 or more", f.top)
@@ -123,7 +128,8 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		return nil, err
 	}
 	flt := f.filter()
-	a, err := metrics.Analyze(tl, metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow)})
+	a, err := metrics.Analyze(tl, metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow),
+		OwnQueueList: ownQueueList(f.ownList)})
 	if err != nil {
 		return nil, err
 	}
@@ -220,4 +226,13 @@ Definitions: docs/metrics.md. Output and options: docs/report.md.`,
 	}
 	f.register(cmd, true)
 	return cmd
+}
+
+// ownQueueList maps --own-queue-list to metrics.Options.OwnQueueList,
+// where 0 means the default and a negative value every window.
+func ownQueueList(d time.Duration) int64 {
+	if d == 0 {
+		return -1
+	}
+	return int64(d)
 }
