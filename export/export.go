@@ -359,8 +359,12 @@ func traceRow(ld *ingest.Loaded, sha string, win metrics.Window, acc *metrics.Ac
 	}
 	warns := append([]string{}, m.Warnings...)
 	warns = append(warns, an.Notes...)
+	kernel, _, err := ingest.KernelRelease(ld, topo, ld.Path)
+	if err != nil {
+		warns = append(warns, fmt.Sprintf("kernel release: %v", err))
+	}
 	return TraceRow{
-		Path: ld.Path, SHA256: sha, Format: m.Format, Compression: ld.Compression, Clock: m.Clock, Kernel: m.Kernel,
+		Path: ld.Path, SHA256: sha, Format: m.Format, Compression: ld.Compression, Clock: m.Clock, Kernel: kernel,
 		CPUs: int32(tl.NCPU), Events: int64(tl.Len()), LostEvents: tl.LostEvents, Gaps: int32(gaps),
 		StartNs: int64(tl.Start), EndNs: int64(tl.End), ValidStartNs: int64(tl.ValidStart),
 		ValidStartRule: tl.ValidStartRule.String(), ValidStartReason: tl.ValidStartReason,

@@ -134,3 +134,21 @@ func TestBatch(t *testing.T) {
 		t.Fatalf("second run: %+v, %v", out2, err)
 	}
 }
+
+// TestKernelFromMeta: a text trace does not carry its kernel release; the
+// traces row takes it from meta.txt beside it (the capture's uname), as
+// replay and whatif do.
+func TestKernelFromMeta(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Export("../fixtures/real/qemu-juno-asym/trace.txt.zst", dir, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.ReadFile[TraceRow](PartPath(dir, TableTraces, res.ID))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	if rows[0].Kernel != "6.12.95+deb12-arm64" {
+		t.Errorf("kernel %q, want 6.12.95+deb12-arm64 (meta.txt)", rows[0].Kernel)
+	}
+}

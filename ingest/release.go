@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/schedlens/schedlens/topology"
 )
 
 // MetaFileName is the capture notes file the capture scripts write next to
@@ -79,4 +81,22 @@ func ClockNextTo(tracePath string) (string, error) {
 		}
 	}
 	return "", sc.Err()
+}
+
+// KernelRelease returns the recorded kernel's release and where it came
+// from, from the first source that has it: the trace itself (perf.data
+// header, Perfetto system info), the topology capture (topo, may be nil),
+// then meta.txt next to the trace at path. "" when none says.
+func KernelRelease(ld *Loaded, topo *topology.Topology, path string) (release, source string, err error) {
+	if ld.Meta.Kernel != "" {
+		return ld.Meta.Kernel, "in the " + ld.Meta.Format + " trace", nil
+	}
+	if topo != nil && topo.Kernel != nil && topo.Kernel.Release != "" {
+		return topo.Kernel.Release, "from the topology capture " + topo.Source, nil
+	}
+	rel, file, err := ReleaseNextTo(path)
+	if err != nil || rel == "" {
+		return "", "", err
+	}
+	return rel, "from " + file, nil
 }

@@ -99,17 +99,11 @@ func patchList() []string {
 // system info as record writes it), the topology capture, then meta.txt
 // next to the trace.
 func traceRelease(ld *ingest.Loaded, topo *topology.Topology, path string) (policies.Release, error) {
-	if ld.Meta.Kernel != "" {
-		return policies.Release{Release: ld.Meta.Kernel, Source: "in the " + ld.Meta.Format + " trace"}, nil
-	}
-	if topo != nil && topo.Kernel != nil && topo.Kernel.Release != "" {
-		return policies.Release{Release: topo.Kernel.Release, Source: "from the topology capture " + topo.Source}, nil
-	}
-	rel, file, err := ingest.ReleaseNextTo(path)
+	rel, source, err := ingest.KernelRelease(ld, topo, path)
 	if err != nil || rel == "" {
 		return policies.Release{}, err
 	}
-	return policies.Release{Release: rel, Source: "from " + file}, nil
+	return policies.Release{Release: rel, Source: source}, nil
 }
 
 // writeReplayed writes a modeled timeline as a Perfetto trace, so that it can
