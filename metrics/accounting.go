@@ -112,6 +112,9 @@ type CPUTimes struct {
 	MigrationsOut int64        `json:"migrations_out"`
 	LostEvents    int64        `json:"lost_events"`
 	Gaps          int          `json:"gaps"`
+	// LostUnknown counts the gaps whose number of lost events the trace
+	// does not give (LostEvents sums the others).
+	LostUnknown int `json:"gaps_lost_unknown,omitempty"`
 }
 
 // Accounting holds both tables.
@@ -228,6 +231,8 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 			cpus[g.CPU].Gaps++
 			if g.Lost > 0 {
 				cpus[g.CPU].LostEvents += g.Lost
+			} else if g.Lost < 0 {
+				cpus[g.CPU].LostUnknown++
 			}
 		}
 	}

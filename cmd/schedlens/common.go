@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -301,15 +302,57 @@ func warnLoad(w io.Writer, ld *ingest.Loaded) {
 	if m.Skipped > 0 {
 		fmt.Fprintf(w, "warning: %d malformed records skipped (--lenient); first: %v\n", m.Skipped, m.SkippedErrors[0])
 	}
+	// Each lost gap has its line up to maxLostLines; beyond, one line sums
+	// them per CPU (a perf record with a small buffer writes hundreds).
+	const maxLostLines = 5
+	var lost []timeline.Gap
 	for _, g := range tl.Gaps {
-		switch g.Kind {
-		case timeline.GapLost:
+		if g.Kind == timeline.GapLost {
+			lost = append(lost, g)
+		}
+	}
+	if len(lost) <= maxLostLines {
+		for _, g := range lost {
 			n := "an unknown number of"
 			if g.Lost >= 0 {
 				n = strconv.FormatInt(g.Lost, 10)
 			}
 			fmt.Fprintf(w, "warning: %s events lost on CPU %d between %s and %s; nothing is measured across the gap\n", n, g.CPU, g.Start.Seconds(), g.End.Seconds())
 		}
+	} else {
+		type cpuLost struct {
+			gaps, unknown int
+			events        int64
+			span          timeline.Time
+		}
+		by := map[timeline.CPU]*cpuLost{}
+		var cpus []timeline.CPU
+		for _, g := range lost {
+			c := by[g.CPU]
+			if c == nil {
+				c = &cpuLost{}
+				by[g.CPU] = c
+				cpus = append(cpus, g.CPU)
+			}
+			c.gaps++
+			c.span += g.End - g.Start
+			if g.Lost >= 0 {
+				c.events += g.Lost
+			} else {
+				c.unknown++
+			}
+		}
+		slices.Sort(cpus)
+		var parts []string
+		for _, cpu := range cpus {
+			c := by[cpu]
+			p := fmt.Sprintf("CPU %d: %d gaps, %d events", cpu, c.gaps, c.events)
+			if c.unknown > 0 {
+				p += fmt.Sprintf(" and %d gaps of an unknown count", c.unknown)
+			}
+			parts = append(parts, p+fmt.Sprintf(", %s ms", strconv.FormatFloat(float64(c.span)/1e6, 'f', 3, 64)))
+		}
+		fmt.Fprintf(w, "warning: events lost in %d gaps (%s); nothing is measured across a gap (cpus --format json lists the counts per CPU)\n", len(lost), strings.Join(parts, "; "))
 	}
 	if tl.ValidStart != tl.Start {
 		fmt.Fprintf(w, "warning: CPU buffers start at different times: the valid window starts at %s, not %s; %s\n", tl.ValidStart.Seconds(), tl.Start.Seconds(), tl.ValidStartReason)

@@ -169,7 +169,7 @@ func newCPUsCmd() *cobra.Command {
 					pct = fmt.Sprintf("%.1f", 100*float64(c.BusyNs)/span)
 				}
 				t.Add(fmt.Sprint(c.CPU), ms1(c.BusyNs), ms1(c.IdleNs), ms1(c.UnobservedNs), pct, fmt.Sprint(c.Switches),
-					fmt.Sprint(c.MigrationsIn), fmt.Sprint(c.MigrationsOut), fmt.Sprint(c.LostEvents))
+					fmt.Sprint(c.MigrationsIn), fmt.Sprint(c.MigrationsOut), lostCell(c))
 			}
 			if f.format == "markdown" {
 				err = t.Markdown(out)
@@ -183,6 +183,12 @@ func newCPUsCmd() *cobra.Command {
 			fmt.Fprintln(out, "busy: a task other than idle on CPU. idle: the idle task on CPU. unobs: not")
 			fmt.Fprintln(out, "known (before the CPU's buffer starts, in lost-event gaps, after a switch")
 			fmt.Fprintln(out, "missing from the trace). busy % of the window. lost: events lost on the CPU.")
+			for _, c := range acc.CPUs {
+				if c.LostUnknown > 0 {
+					fmt.Fprintln(out, "?: a lost-event gap whose count the trace does not give.")
+					break
+				}
+			}
 			fmt.Fprintf(out, "command: %s\nschedlens %s\n", wrapCommand(commandLine(cmd, args), 71), Version)
 			if html {
 				page := report.HTMLPage{Title: "schedlens cpus: " + ld.Path, Warnings: f.warnings, Text: text.String(),
@@ -194,4 +200,16 @@ func newCPUsCmd() *cobra.Command {
 	}
 	f.register(cmd, "text|markdown|json|html")
 	return cmd
+}
+
+// lostCell is the cpus table's lost column: the events lost, "+?" when
+// some gap's count is unknown ("?" alone when none is known).
+func lostCell(c metrics.CPUTimes) string {
+	switch {
+	case c.LostUnknown > 0 && c.LostEvents == 0:
+		return "?"
+	case c.LostUnknown > 0:
+		return fmt.Sprintf("%d+?", c.LostEvents)
+	}
+	return fmt.Sprint(c.LostEvents)
 }

@@ -22,6 +22,10 @@ const maxCPU = 8192
 
 // Reader streams the scheduler events of a trace.dat file.
 type Reader struct {
+	// lastOnCPU is the time of each CPU's last record handed out, over
+	// every buffer (NoTime before the first): where a lost gap at the
+	// start of a buffer's pages begins.
+	lastOnCPU []timeline.Time
 	name  string
 	ra    io.ReaderAt
 	size  int64
@@ -316,6 +320,17 @@ func (r *Reader) record(s *stream, ev *timeline.Event) (bool, error) {
 		return false, s.errf(parse.ErrBackwards, "want a timestamp at or after %d ns (CPU %d's previous event), got %d", s.last, s.cpu, t)
 	}
 	prev := s.last
+	first := prev == timeline.NoTime
+	if prev == timeline.NoTime && int(s.cpu) < len(r.lastOnCPU) {
+		// The stream's first record: the CPU's previous event may be in
+		// another buffer of the file (an instance beside the top one),
+		// as trace-cmd report's text shows it.
+		prev = r.lastOnCPU[s.cpu]
+	}
+	for len(r.lastOnCPU) <= int(s.cpu) {
+		r.lastOnCPU = append(r.lastOnCPU, timeline.NoTime)
+	}
+	r.lastOnCPU[s.cpu] = t
 	queued := false
 	s.last = t
 	if s.lost {
@@ -323,9 +338,19 @@ func (r *Reader) record(s *stream, ev *timeline.Event) (bool, error) {
 		if r.lostPages++; r.lostPages == 1 {
 			r.firstLost = fmt.Sprintf("CPU %d before %s", s.cpu, t.Seconds())
 		}
+		n := s.lostCount
+		if n < 0 && first {
+			// A page flagged without a stored count before the CPU's first
+			// record: in overwrite mode the kernel overwrote the oldest
+			// pages, and its per-CPU statistics (CPUSTAT, "overrun") count
+			// them, which is the number trace-cmd report --stat gives.
+			if st, ok := s.buf.stats[int(s.cpu)]; ok && st.overrun > 0 {
+				n = st.overrun
+			}
+		}
 		e := timeline.Event{}
 		e.Reset()
-		e.Kind, e.Time, e.Start, e.CPU, e.Arg = timeline.KindLost, t, prev, s.cpu, s.lostCount
+		e.Kind, e.Time, e.Start, e.CPU, e.Arg = timeline.KindLost, t, prev, s.cpu, n
 		r.q = append(r.q, e)
 		queued = true
 	}

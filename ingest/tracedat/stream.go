@@ -154,8 +154,16 @@ func (s *stream) nextPage() (bool, error) {
 	} else {
 		commit = uint64(r.order.Uint32(p[r.commitOff:]))
 	}
+	// The kernel ORs RB_MISSED_EVENTS, an int (1 << 31), into the 64-bit
+	// commit: on a 64-bit kernel it arrives sign-extended (a page of a real
+	// overrun reads 0xffffffffc0000fe0), so the upper half is either 0 or,
+	// with that flag, all ones; the low half holds the flags and the size.
+	if hi := commit >> 32; hi != 0 && (hi != 0xffffffff || commit&missedEvents == 0) {
+		return false, s.errf(parse.ErrBadField, "page header commit: want at most %d bytes of data and the missed-events flags, got %#x", ps-r.dataOff, commit)
+	}
+	commit &= 0xffffffff
 	size := int(commit &^ (missedEvents | missedStored) & 0x3fffffff)
-	if commit>>32 != 0 || size > ps-r.dataOff {
+	if size > ps-r.dataOff {
 		return false, s.errf(parse.ErrBadField, "page header commit: want at most %d bytes of data, got %#x", ps-r.dataOff, commit)
 	}
 	s.data = p[r.dataOff : r.dataOff+size]
