@@ -26,12 +26,12 @@ type Reader struct {
 	// every buffer (NoTime before the first): where a lost gap at the
 	// start of a buffer's pages begins.
 	lastOnCPU []timeline.Time
-	name  string
-	ra    io.ReaderAt
-	size  int64
-	spool *os.File // the input copied to a temporary file when it cannot be read at offsets
-	meta  *parse.Meta
-	strs  *timeline.Strings
+	name      string
+	ra        io.ReaderAt
+	size      int64
+	spool     *os.File // the input copied to a temporary file when it cannot be read at offsets
+	meta      *parse.Meta
+	strs      *timeline.Strings
 
 	version     int
 	order       binary.ByteOrder
