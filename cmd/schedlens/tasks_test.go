@@ -220,3 +220,18 @@ func TestTasksTraceDat(t *testing.T) {
 		}
 	}
 }
+
+// TestManyLostGapsOneWarning: a perf record with a small buffer loses
+// events in many gaps (9 here, 509 events on CPU 0 and 1139 on CPU 1, as
+// `perf report -D`'s PERF_RECORD_LOST records sum them); beyond 5 gaps the
+// warning is one line with the sums per CPU, not a line per gap.
+func TestManyLostGapsOneWarning(t *testing.T) {
+	_, stderr, code := execute(t, "cpus", "../../ingest/perfdata/testdata/lost.data.zst")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "warning: events lost in 9 gaps (CPU 0: 3 gaps, 509 events, "
+	if strings.Count(stderr, "events lost") != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "CPU 1: 6 gaps, 1139 events") {
+		t.Errorf("stderr:\n%s\nwant one line starting %q", stderr, want)
+	}
+}
