@@ -33,6 +33,10 @@ func TestParseRules(t *testing.T) {
 		{"1 0\n2 3-1\n", "aff.txt:2:"},
 		{"x 0 2.0 1.0\n", "aff.txt:1: TO_S"},
 		{"x 0 abc\n", "aff.txt:1: FROM_S"},
+		// Found by FuzzParseRules (testdata/fuzz/FuzzParseRules/d6d3374f49353bd8):
+		// no pid or comm before the separator made a rule for nobody.
+		{":00\n", "aff.txt:1: want a pid or a comm"},
+		{"pid 's current affinity list: 0\n", "aff.txt:1: want a pid or a comm"},
 	} {
 		if _, err := ParseRules(strings.NewReader(bad.in), "aff.txt"); err == nil || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("ParseRules(%q) error = %v, want one containing %q", bad.in, err, bad.msg)

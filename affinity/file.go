@@ -68,6 +68,9 @@ func ParseRules(r io.Reader, name string) ([]Rule, error) {
 		if len(rest) == 0 || len(rest) > 3 {
 			return nil, bad("want \"PID_OR_COMM CPULIST [FROM_S [TO_S]]\", got %q", s)
 		}
+		if who == "" {
+			return nil, bad("want a pid or a comm before the CPU list, got %q", s)
+		}
 		rl := Rule{PID: timeline.NoTID, From: timeline.NoTime, To: timeline.NoTime, Line: line}
 		if isDigits(who) {
 			pid, err := strconv.ParseInt(who, 10, 32) // pid_t

@@ -208,6 +208,10 @@ func decodeAttrs(b []byte, d *decoded) error {
 	if n != nr {
 		return fmt.Errorf("attrs record of task %d: %d CPUs in the %d-word mask, the kernel counts %d", ev.Task, n, words, nr)
 	}
+	if nr == 0 {
+		// An empty set reads as "every CPU"; a task has at least one.
+		return fmt.Errorf("attrs record of task %d: no allowed CPU in the %d-word mask, want at least one", ev.Task, words)
+	}
 	for len(mask) > 0 && mask[len(mask)-1] == 0 {
 		mask = mask[:len(mask)-1]
 	}

@@ -92,6 +92,9 @@ func TestDecodeAttrs(t *testing.T) {
 		{"CPU 8191", rawAttrs{ts: 9, pid: 77, nr: 1, mask: append(make([]uint64, 127), 1<<63)}, "8191", false},
 		{"count disagrees", rawAttrs{ts: 9, pid: 77, nr: 3, mask: []uint64{3}}, "", true},
 		{"no words", rawAttrs{ts: 9, pid: 77, nr: 0}, "", true},
+		// Found by FuzzDecodeRecord (testdata/fuzz/FuzzDecodeRecord/7728704b3be47e84):
+		// an all-zero mask counted 0 was read as the empty set, "every CPU".
+		{"no allowed CPU", rawAttrs{ts: 9, pid: 77, nr: 0, mask: []uint64{0, 0}}, "", true},
 		{"short", rawAttrs{ts: 9, pid: 77, nr: 2, mask: []uint64{3, 0}, trimmed: 8}, "", true},
 		{"too many words", rawAttrs{ts: 9, pid: 77, nr: 1, mask: append(make([]uint64, 128), 1)}, "", true},
 		{"header only", rawAttrs{ts: 9, pid: 77, nr: 2, mask: []uint64{3}, trimmed: 16}, "", true},

@@ -37,8 +37,37 @@ func restrictCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 	if keep.Max() >= n {
 		return nil, nil, fmt.Errorf("cpus=%s: the recording has CPUs 0-%d", keep, n-1)
 	}
+	if keep.Count() == n {
+		return nil, nil, fmt.Errorf("cpus=%s: every CPU of the recording; a CPU what-if needs fewer", keep)
+	}
+	nt, kept, moved, err := renumberCPUs(w, topo, keep)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cpus=%s: %v", keep, err)
+	}
+	nt.Source = topo.Source + " restricted to CPUs " + keep.String()
+	nt.Notes = append(nt.Notes, fmt.Sprintf("CPUs %s of the recording kept, renumbered 0-%d; sched domains derived from them", keep, len(kept)-1))
+	notes := []string{fmt.Sprintf("cpus=%s: the machine restricted to recorded CPUs %s (what-if CPUs 0-%d), as if the others were offline from the start",
+		keep, keep, len(kept)-1)}
+	if len(moved) > 0 {
+		slices.Sort(moved)
+		list := moved
+		if len(list) > 8 {
+			list = append(slices.Clone(list[:8]), fmt.Sprintf("and %d more", len(moved)-8))
+		}
+		notes = append(notes, fmt.Sprintf("cpus=%s: %d tasks allowed only on removed CPUs were moved to every kept CPU, as select_fallback_rq does: %s",
+			keep, len(moved), strings.Join(list, ", ")))
+	}
+	w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "cpus", Detail: strings.Join(notes, "; ")})
+	return nt, notes, nil
+}
+
+// renumberCPUs is the renumbering restrictCPUs describes: the CPUs of keep
+// become CPUs 0..k-1 of the returned topology (kept[i] is what CPU i was),
+// and w is rewritten for it. moved lists the tasks allowed only on CPUs
+// outside keep, which it allows everywhere.
+func renumberCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPUSet) (nt *topology.Topology, kept []int, moved []string, err error) {
+	n := topo.NCPU()
 	newID := make([]int, n)
-	var kept []int
 	for i := range n {
 		newID[i] = -1
 		if keep.Has(i) {
@@ -46,10 +75,7 @@ func restrictCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 			kept = append(kept, i)
 		}
 	}
-	if len(kept) == n {
-		return nil, nil, fmt.Errorf("cpus=%s: every CPU of the recording; a CPU what-if needs fewer", keep)
-	}
-	nt := topo.Clone()
+	nt = topo.Clone()
 	nt.CPUs = nil
 	for _, old := range kept {
 		c := topo.CPUs[old]
@@ -57,10 +83,8 @@ func restrictCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 		nt.CPUs = append(nt.CPUs, c)
 	}
 	nt.Kernel = nil
-	nt.Source = topo.Source + " restricted to CPUs " + keep.String()
-	nt.Notes = append(nt.Notes, fmt.Sprintf("CPUs %s of the recording kept, renumbered 0-%d; sched domains derived from them", keep, len(kept)-1))
 	if err := nt.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("cpus=%s: %v", keep, err)
+		return nil, nil, nil, err
 	}
 	all := topology.CPURange(0, len(kept)-1)
 	mapSet := func(s topology.CPUSet) (topology.CPUSet, bool) {
@@ -84,7 +108,6 @@ func restrictCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 		}
 		return newID[c]
 	}
-	var moved []string
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		var m bool
@@ -118,17 +141,81 @@ func restrictCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 		}
 	}
 	w.Unobserved = gaps
-	notes := []string{fmt.Sprintf("cpus=%s: the machine restricted to recorded CPUs %s (what-if CPUs 0-%d), as if the others were offline from the start",
-		keep, keep, len(kept)-1)}
-	if len(moved) > 0 {
-		slices.Sort(moved)
-		list := moved
-		if len(list) > 8 {
-			list = append(slices.Clone(list[:8]), fmt.Sprintf("and %d more", len(moved)-8))
-		}
-		notes = append(notes, fmt.Sprintf("cpus=%s: %d tasks allowed only on removed CPUs were moved to every kept CPU, as select_fallback_rq does: %s",
-			keep, len(moved), strings.Join(list, ", ")))
+	return nt, kept, moved, nil
+}
+
+// presentCPUs returns the CPUs a recording shows when its topology was
+// assumed rather than read (Source "default": identical CPUs numbered up to
+// the highest CPU the trace names): the CPUs with events and those the
+// workload names (where a task starts or a wakeup is raised, an allowed set
+// short of every CPU, a gap). ok is false when that is every CPU of topo,
+// and for a topology that was read, whose CPUs exist whether or not the
+// trace shows them.
+//
+// A trace that names CPUs 0 and 4095 and no other is a two-CPU recording:
+// modeling the 4094 CPUs it never shows would cost the model's per-CPU work
+// (load balancing visits every CPU) for CPUs of which nothing is known.
+func presentCPUs(tl *timeline.Timeline, w *replay.Workload, topo *topology.Topology) (topology.CPUSet, bool) {
+	if topo.Source != "default" {
+		return nil, false
 	}
-	w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "cpus", Detail: strings.Join(notes, "; ")})
-	return nt, notes, nil
+	n := topo.NCPU()
+	seen := make([]bool, n)
+	mark := func(c int) {
+		if c >= 0 && c < n {
+			seen[c] = true
+		}
+	}
+	for c, t := range tl.CPUFirst {
+		if t != timeline.NoTime {
+			mark(c)
+		}
+	}
+	for _, c := range tl.CPUs {
+		mark(int(c)) // a timeline built without per-CPU bounds
+	}
+	markSet := func(s topology.CPUSet) {
+		for _, c := range s.CPUs() {
+			mark(c)
+		}
+	}
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		mark(t.CPU)
+		markSet(t.CPUs)
+		for _, a := range t.Affinity {
+			markSet(a.CPUs)
+		}
+		for j := range t.Segments {
+			mark(t.Segments[j].Wake.CPU)
+		}
+	}
+	for _, g := range w.Unobserved {
+		mark(int(g.CPU))
+	}
+	var keep topology.CPUSet
+	for c := n - 1; c >= 0; c-- { // highest first: one allocation
+		if seen[c] {
+			keep = keep.With(c)
+		}
+	}
+	if keep.Empty() || keep.Count() == n {
+		return nil, false
+	}
+	return keep, true
+}
+
+// denseCPUs renumbers the CPUs of keep (presentCPUs) 0..k-1 for the model,
+// with the workload, and notes it. kept[i] is the recording's number of
+// model CPU i.
+func denseCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPUSet) (*topology.Topology, []int, error) {
+	nt, kept, _, err := renumberCPUs(w, topo, keep)
+	if err != nil {
+		return nil, nil, fmt.Errorf("CPUs %s of the trace: %v", keep, err)
+	}
+	nt.Notes = append(nt.Notes, fmt.Sprintf("CPUs %s (the CPUs the trace shows) modeled as CPUs 0-%d", keep, len(kept)-1))
+	w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "cpus-present", Detail: fmt.Sprintf(
+		"no topology: the machine is the %d CPUs the trace shows (%s), not every CPU up to the highest; the modeled schedule is reported under the trace's CPU numbers",
+		len(kept), keep)})
+	return nt, kept, nil
 }

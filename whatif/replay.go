@@ -140,8 +140,13 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 		return nil, err
 	}
 	recTopo := topo
+	var kept []int // model CPU i is the trace's CPU kept[i] (denseCPUs)
 	if o.CPUs != nil {
 		if topo, _, err = restrictCPUs(w, topo, o.CPUs); err != nil {
+			return nil, err
+		}
+	} else if keep, ok := presentCPUs(tl, w, topo); ok {
+		if topo, kept, err = denseCPUs(w, topo, keep); err != nil {
 			return nil, err
 		}
 	}
@@ -168,6 +173,14 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	res, err := replay.Simulate(w, topo, model, ro)
 	if err != nil {
 		return nil, err
+	}
+	if kept != nil {
+		// Back to the trace's CPU numbers, measured on its machine.
+		if err := res.Timeline.RenumberCPUs(kept, recTopo.NCPU()); err != nil {
+			return nil, err
+		}
+		res.Timeline.Topology = recTopo
+		topo = recTopo
 	}
 	win := o.Window
 	if win == (metrics.Window{}) {
