@@ -69,28 +69,7 @@ func TestProgress(t *testing.T) {
 	}
 
 	drawn := func(extra ...string) (string, string) {
-		master, slave := openPTY(t)
-		var got bytes.Buffer
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			io.Copy(&got, master) // ends when the slave is closed
-		}()
-		var out bytes.Buffer
-		if code := run(append(append([]string{}, args[:len(args)-1]...), append(extra, in)...), &out, slave); code != 0 {
-			t.Errorf("exit %d", code)
-		}
-		slave.Close()
-		done := make(chan bool)
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			master.Close()
-			<-done
-		}
-		return got.String(), out.String()
+		return onTerminal(t, append(append(append([]string{}, args[:len(args)-1]...), extra...), in))
 	}
 	tty, out := drawn()
 	for _, want := range []string{"292.7 KiB / 292.7 KiB", "47337 events", "events/s", "ETA", "whatif", "simulated 24.761 of 24.761 s"} {
@@ -113,16 +92,28 @@ func TestConvertProgress(t *testing.T) {
 	progress.Delay = 0
 	defer func() { progress.Delay = old }()
 	in := fx + "qemu-smt8-hackbench/trace.txt.zst"
+	tty, _ := onTerminal(t, []string{"convert", "-o", t.TempDir() + "/out.pftrace", in})
+	for _, want := range []string{"292.7 KiB / 292.7 KiB", "events/s"} {
+		if !strings.Contains(tty, want) {
+			t.Errorf("terminal stderr lacks %q: %q", want, tty)
+		}
+	}
+}
+
+// onTerminal runs schedlens with a pseudo-terminal as its stderr and
+// returns what was drawn there and what went to stdout.
+func onTerminal(t *testing.T, args []string) (tty, stdout string) {
+	t.Helper()
 	master, slave := openPTY(t)
 	var got bytes.Buffer
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		io.Copy(&got, master)
+		io.Copy(&got, master) // ends when the slave is closed
 	}()
 	var out bytes.Buffer
-	if code := run([]string{"convert", "-o", t.TempDir() + "/out.pftrace", in}, &out, slave); code != 0 {
+	if code := run(args, &out, slave); code != 0 {
 		t.Errorf("exit %d", code)
 	}
 	slave.Close()
@@ -134,9 +125,5 @@ func TestConvertProgress(t *testing.T) {
 		master.Close()
 		<-done
 	}
-	for _, want := range []string{"292.7 KiB / 292.7 KiB", "events/s"} {
-		if !strings.Contains(got.String(), want) {
-			t.Errorf("terminal stderr lacks %q: %q", want, got.String())
-		}
-	}
+	return got.String(), out.String()
 }
