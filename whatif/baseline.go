@@ -52,16 +52,11 @@ func Baseline(desc string, changes []Change) (string, error) {
 		if c.Kind == ChangeCPUs {
 			return "", fmt.Errorf("baseline change %q: the CPUs are the recording's own", c.Text)
 		}
-		prev, err := policies.Parse(out)
+		next, changed, err := step(out, c)
 		if err != nil {
-			return "", fmt.Errorf("baseline %q: %w", out, err)
+			return "", fmt.Errorf("baseline: %w", err)
 		}
-		next := compose(out, c.Text)
-		cfg, err := policies.Parse(next)
-		if err != nil {
-			return "", fmt.Errorf("baseline change %q on %s: %w", c.Text, out, err)
-		}
-		if cfg == prev {
+		if !changed {
 			continue
 		}
 		out = next

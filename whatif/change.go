@@ -107,13 +107,12 @@ func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
 			cpus = c.CPUs
 			continue
 		}
-		prev, _ := policies.Parse(out)
-		next := compose(out, c.Text)
-		cfg, err := policies.Parse(next)
+		next, changed, err := step(out, c)
 		if err != nil {
-			return "", nil, fmt.Errorf("change %q on %s: %w", c.Text, out, err)
+			return "", nil, err
 		}
-		if cfg == prev {
+		if !changed {
+			prev, _ := policies.Parse(out)
 			return "", nil, fmt.Errorf("change %q changes nothing on %s (the model is already so)", c.Text, prev.String())
 		}
 		out = next
@@ -126,6 +125,21 @@ func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
 		return "", nil, fmt.Errorf("the changes leave the baseline %s as it was", base.String())
 	}
 	return cfg.String(), cpus, nil
+}
+
+// step applies one change to a description and says whether the model
+// differs after it.
+func step(desc string, c Change) (string, bool, error) {
+	prev, err := policies.Parse(desc)
+	if err != nil {
+		return "", false, fmt.Errorf("policy %q: %w", desc, err)
+	}
+	next := compose(desc, c.Text)
+	cfg, err := policies.Parse(next)
+	if err != nil {
+		return "", false, fmt.Errorf("change %q on %s: %w", c.Text, desc, err)
+	}
+	return next, cfg != prev, nil
 }
 
 // compose appends a change to a description; a patch change that undoes

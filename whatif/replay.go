@@ -63,6 +63,30 @@ func (p Policy) Resolve() (desc string, notes []string, err error) {
 	return desc, notes, nil
 }
 
+// Changes returns the policy's patches ("+name", "-name" or "name" for
+// "+name") and features as changes, to apply on a baseline.
+func (p Policy) Changes() ([]Change, error) {
+	var out []Change
+	for _, x := range p.Patches {
+		if !strings.HasPrefix(x, "+") && !strings.HasPrefix(x, "-") {
+			x = "+" + x
+		}
+		c, err := ParseChange(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	for _, x := range p.Features {
+		c, err := ParseChange(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // Options say what the recording machine imposed and how to run.
 type Options struct {
 	// Topology of the recording machine (nil: the timeline's own).

@@ -75,7 +75,7 @@ func (m *modelFlags) load(cmd *cobra.Command, f *traceFlags, path string, pol wh
 		pol.Kernel = m.kernel
 	}
 	full := pol.Description != "" && pol.Description != "mainline"
-	userChanges, err := policyChanges(pol)
+	userChanges, err := pol.Changes()
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -177,28 +177,4 @@ func (m *modelFlags) recordedBaseline(cmd *cobra.Command, version, trace string)
 		notes = append(notes, fmt.Sprintf("baseline: %s with %s, as the recording's kernel ran (%s)", version, strings.Join(texts, ", "), source))
 	}
 	return base, notes, nil
-}
-
-// policyChanges parses a policy's patches ("+name", "-name" or "name" for
-// "+name") and features as changes.
-func policyChanges(pol whatif.Policy) ([]whatif.Change, error) {
-	var out []whatif.Change
-	for _, x := range pol.Patches {
-		if !strings.HasPrefix(x, "+") && !strings.HasPrefix(x, "-") {
-			x = "+" + x
-		}
-		c, err := whatif.ParseChange(x)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	for _, x := range pol.Features {
-		c, err := whatif.ParseChange(x)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }
