@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -100,18 +101,19 @@ func (s *Stream) BytesRead() (read, total int64) {
 	if s.read == nil {
 		return 0, s.total
 	}
-	return s.read.n, s.total
+	return s.read.n.Load(), s.total
 }
 
-// countingReader counts the bytes read through it.
+// countingReader counts the bytes read through it. The count may be read
+// while another goroutine reads (a reader that parses in parallel).
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
@@ -235,6 +237,11 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 				return nil, err
 			}
 			s.Reader = rd
+			if c, ok := rd.(io.Closer); ok {
+				// Closed first: a reader that parses in parallel stops
+				// reading before the decompressors and the file close.
+				s.closers = append(s.closers, c)
+			}
 			if size := sizeOf(r); size > 0 && f.eventBytes > 0 && s.Compression == "" {
 				s.events = int(min(size/f.eventBytes, maxEventHint))
 			}
@@ -360,11 +367,11 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 		}
 		b.Add(ev)
 		if progress != nil && b.Len()&(1<<16-1) == 0 {
-			progress(s.read.n, s.total, b.Len())
+			progress(s.read.n.Load(), s.total, b.Len())
 		}
 	}
 	if progress != nil {
-		progress(s.read.n, s.total, b.Len())
+		progress(s.read.n.Load(), s.total, b.Len())
 	}
 	meta = s.Meta()
 	if err := s.Truncated(); err != nil {

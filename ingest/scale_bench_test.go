@@ -77,7 +77,8 @@ func scaledFtrace(tb testing.TB, mb int) []byte {
 // large ftrace text made by scaledFtrace: 50 MB, or SCHEDLENS_BENCH_MB
 // (e.g. 1024 for the 1 GB figure of issue 17). It reports input MB/s,
 // events/s, input bytes per event and allocations per event; B/op is what
-// the path allocates for the whole input.
+// the path allocates for the whole input. "serial" parses on one
+// goroutine, "parallel" on one per CPU (Options.Workers).
 func BenchmarkTasksScaled(b *testing.B) {
 	mb := 50
 	if s := os.Getenv("SCHEDLENS_BENCH_MB"); s != "" {
@@ -88,18 +89,25 @@ func BenchmarkTasksScaled(b *testing.B) {
 		mb = v
 	}
 	data := scaledFtrace(b, mb)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	events := 0
-	for b.Loop() {
-		ld, err := LoadReader(bytes.NewReader(data), "scaled", Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		metrics.Account(ld.Timeline, metrics.DefaultWindow(ld.Timeline))
-		events += ld.Timeline.Len()
+	for _, c := range []struct {
+		name    string
+		workers int
+	}{{"serial", 1}, {"parallel", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			events := 0
+			for b.Loop() {
+				ld, err := LoadReader(bytes.NewReader(data), "scaled", Options{Workers: c.workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				metrics.Account(ld.Timeline, metrics.DefaultWindow(ld.Timeline))
+				events += ld.Timeline.Len()
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(len(data))*float64(b.N)/float64(events), "in-B/event")
+		})
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(len(data))*float64(b.N)/float64(events), "in-B/event")
 }

@@ -46,7 +46,7 @@ var (
 
 // event fills ev from the record's event name and fields. It reports false
 // for an event this package does not interpret.
-func (r *Reader) event(h *header, ev *timeline.Event) (bool, error) {
+func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
 	p := h.rest
 	// trace-cmd pads the name to 20 columns; the kernel prints one space.
 	for len(p) > 0 && p[0] == ' ' {
@@ -135,7 +135,7 @@ func (r *Reader) event(h *header, ev *timeline.Event) (bool, error) {
 // fields scans the key=value text of one event. The first failure sticks
 // in err and makes later calls no-ops.
 type fields struct {
-	r    *Reader
+	r    *recParser
 	name []byte // event name, for errors
 	p    []byte
 	err  error
@@ -354,29 +354,8 @@ func commHash(b []byte) uint32 {
 	return uint32(x >> (64 - commCacheBits))
 }
 
-// intern returns the id of comm, through a small direct-mapped cache in
-// front of the shared interner (which takes a lock).
-func (r *Reader) intern(comm []byte) timeline.CommID {
-	n := len(comm)
-	if n == 0 {
-		return timeline.NoComm
-	}
-	if n > len(commSlot{}.b) {
-		return r.strs.ID(comm)
-	}
-	s := &r.comms[commHash(comm)]
-	if int(s.n) == n && string(s.b[:n]) == string(comm) {
-		return s.id
-	}
-	id := r.strs.ID(comm)
-	s.n = uint8(n)
-	copy(s.b[:], comm)
-	s.id = id
-	return id
-}
-
 // headerComm interns the TASK column; "<...>" (comm not recorded) is NoComm.
-func (r *Reader) headerComm(h *header) timeline.CommID {
+func (r *recParser) headerComm(h *header) timeline.CommID {
 	if string(h.comm) == "<...>" {
 		return timeline.NoComm
 	}
@@ -384,7 +363,7 @@ func (r *Reader) headerComm(h *header) timeline.CommID {
 }
 
 // state parses a prev_state value.
-func (r *Reader) state(h *header, b []byte) (timeline.State, error) {
+func (r *recParser) state(h *header, b []byte) (timeline.State, error) {
 	s, ok := timeline.ParseState(b)
 	if !ok {
 		if len(b) == 0 {
@@ -398,7 +377,7 @@ func (r *Reader) state(h *header, b []byte) (timeline.State, error) {
 // switchKV parses the kernel's sched_switch layout:
 //
 //	prev_comm=bash prev_pid=13113 prev_prio=120 prev_state=R ==> next_comm=rcu_preempt next_pid=15 next_prio=120
-func (r *Reader) switchKV(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) switchKV(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	f.first(kPrevComm)
 	oc := f.until("prev_comm", kPrevPid)
@@ -436,7 +415,7 @@ func (r *Reader) switchKV(h *header, ev *timeline.Event, p []byte) error {
 //	bash:13113 [120] R ==> rcu_preempt:15 [120]
 //
 // Comms may hold ':', so each side is read from its right end.
-func (r *Reader) switchPlugin(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) switchPlugin(h *header, ev *timeline.Event, p []byte) error {
 	const want = "want COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]"
 	i := bytes.Index(p, kArrow)
 	if i < 0 {
@@ -470,9 +449,7 @@ func (r *Reader) switchPlugin(h *header, ev *timeline.Event, p []byte) error {
 	if err != nil {
 		return err
 	}
-	if r.meta.Format == FormatPipe {
-		r.meta.Format = FormatTraceCmd
-	}
+	r.plugin = true
 	ev.Other = op
 	ev.OComm = r.intern(oc)
 	ev.OPrio = opr
@@ -517,7 +494,7 @@ func commPidPrio(b []byte) (comm []byte, pid timeline.TID, prio int16, ok bool) 
 // or trace-cmd's
 //
 //	rcu_preempt:15 [120] CPU:000                      (older: [120] success=1 CPU:000)
-func (r *Reader) wakeup(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) wakeup(h *header, ev *timeline.Event, p []byte) error {
 	ev.Other = h.pid
 	ev.OComm = r.headerComm(h)
 	ev.Arg = -1
@@ -538,7 +515,7 @@ func (r *Reader) wakeup(h *header, ev *timeline.Event, p []byte) error {
 	return nil
 }
 
-func (r *Reader) wakeupPlugin(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) wakeupPlugin(h *header, ev *timeline.Event, p []byte) error {
 	if i := bytes.LastIndex(p, kPluginCPU); i >= 0 {
 		v, ok := parseInt(p[i+len(kPluginCPU):])
 		if !ok || v < 0 || v > maxCPUs {
@@ -560,9 +537,7 @@ func (r *Reader) wakeupPlugin(h *header, ev *timeline.Event, p []byte) error {
 		}
 		return r.errf(recName(h.name), parse.ErrBadField, "want comm=COMM pid=PID prio=PRIO target_cpu=CPU or COMM:PID [PRIO] CPU:N, got %q", clip(p))
 	}
-	if r.meta.Format == FormatPipe {
-		r.meta.Format = FormatTraceCmd
-	}
+	r.plugin = true
 	ev.Task = pid
 	ev.Comm = r.intern(c)
 	ev.Prio = prio
@@ -570,7 +545,7 @@ func (r *Reader) wakeupPlugin(h *header, ev *timeline.Event, p []byte) error {
 }
 
 // migrate parses "comm=rcu_preempt pid=15 prio=120 orig_cpu=0 dest_cpu=1".
-func (r *Reader) migrate(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) migrate(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	c, pid, prio := f.task()
 	f.key(kOrigCPU)
@@ -589,7 +564,7 @@ func (r *Reader) migrate(h *header, ev *timeline.Event, p []byte) error {
 }
 
 // fork parses "comm=bash pid=13113 child_comm=bash child_pid=13116".
-func (r *Reader) fork(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) fork(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	f.first(kComm)
 	pc := f.until("comm", kPid)
@@ -611,7 +586,7 @@ func (r *Reader) fork(h *header, ev *timeline.Event, p []byte) error {
 
 // exec parses "filename=/usr/bin/sh pid=13119 old_pid=13119"; the comm
 // after exec is the TASK column's.
-func (r *Reader) exec(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) exec(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	f.first(kFilename)
 	f.until("filename", kPid)
@@ -630,7 +605,7 @@ func (r *Reader) exec(h *header, ev *timeline.Event, p []byte) error {
 
 // exitFree parses sched_process_exit and sched_process_free:
 // "comm=hackbench pid=389 prio=120" (newer kernels append group_dead=).
-func (r *Reader) exitFree(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) exitFree(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	c, pid, prio := f.task()
 	if f.err != nil {
@@ -643,7 +618,7 @@ func (r *Reader) exitFree(h *header, ev *timeline.Event, p []byte) error {
 }
 
 // newTask parses "pid=13116 comm=bash clone_flags=1200000 oom_score_adj=0".
-func (r *Reader) newTask(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) newTask(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	f.first(kPidFirst)
 	pid := f.num("pid", 0, maxPID)
@@ -660,7 +635,7 @@ func (r *Reader) newTask(h *header, ev *timeline.Event, p []byte) error {
 
 // rename parses "pid=13116 oldcomm=bash newcomm=oracle-busy
 // oom_score_adj=0"; kernels that dropped pid= rename the TASK column's task.
-func (r *Reader) rename(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) rename(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	pid := int64(h.pid)
 	if bytes.HasPrefix(p, kPidFirst) {
@@ -684,7 +659,7 @@ func (r *Reader) rename(h *header, ev *timeline.Event, p []byte) error {
 
 // cpuIdle parses "state=1 cpu_id=3"; state 4294967295 ((u32)-1,
 // PWR_EVENT_EXIT) is idle exit, reported as -1.
-func (r *Reader) cpuIdle(h *header, ev *timeline.Event, p []byte) error {
+func (r *recParser) cpuIdle(h *header, ev *timeline.Event, p []byte) error {
 	f := fields{r: r, name: h.name, p: p}
 	f.first(kState)
 	st := f.num("state", -1, math.MaxUint32)
@@ -702,10 +677,10 @@ func (r *Reader) cpuIdle(h *header, ev *timeline.Event, p []byte) error {
 }
 
 // marker fills a KindMarker with text, trimmed of trailing space.
-func (r *Reader) marker(h *header, ev *timeline.Event, text []byte) {
+func (r *recParser) marker(h *header, ev *timeline.Event, text []byte) {
 	text = bytes.TrimRight(text, " \t\r\n")
 	ev.Kind = timeline.KindMarker
 	ev.Task = h.pid
 	ev.Other = h.pid
-	ev.Arg = int64(r.strs.ID(text))
+	ev.Arg = r.internText(text)
 }

@@ -44,7 +44,8 @@ func seedFuzz(f *testing.F, rel string, marks ...string) {
 // checkReader reads in as a fuzz target does and checks the invariants:
 // no panic; Next leaves the event alone when it returns an error; an error
 // is a positioned *parse.ParseError; per-CPU times never go backwards; a
-// lenient read never fails and hands out the strict read's events first.
+// lenient read never fails and hands out the strict read's events first;
+// parsing on several goroutines reads the same as one.
 var fuzzErrForm = regexp.MustCompile(`^fuzz\.txt:[0-9]+: [^:]+: (field [^:]+: )?want .+, got .+$`)
 
 func checkReader(t *testing.T, in []byte) {
@@ -58,10 +59,11 @@ func checkReader(t *testing.T, in []byte) {
 			t.Fatalf("event %d: strict %+v, lenient %+v", i, strict[i], lenient[i])
 		}
 	}
+	checkParallelWith(t, "fuzz", in, []struct{ workers, lines int }{{2, 1}, {3, 3}})
 }
 
 func read(t *testing.T, in []byte, lenient bool) []timeline.Event {
-	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "fuzz.txt", Lenient: lenient})
+	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "fuzz.txt", Lenient: lenient, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

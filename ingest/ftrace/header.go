@@ -40,7 +40,7 @@ type header struct {
 //  2. The comm is the 16-column field left of that dash (wider if the comm
 //     is longer); whatever is left of it must be empty or "instance:".
 //  3. Right of "]": optional irq-info flags, the timestamp, ':', the name.
-func (r *Reader) header(line []byte, h *header) error {
+func (r *recParser) header(line []byte, h *header) error {
 	// The CPU column comes after at most an instance name, 16 comm
 	// columns, the pid and the tgid: do not look for it in the event text.
 	win := line
@@ -130,7 +130,7 @@ func taskPID(line []byte, i int, h *header) bool {
 }
 
 // afterCPU parses the CPU column at line[i] and what follows it.
-func (r *Reader) afterCPU(line []byte, i int, h *header) error {
+func (r *recParser) afterCPU(line []byte, i int, h *header) error {
 	p := line[i+1:]
 	cpu, n, ok := parseUint(p, MaxCPU-1)
 	if !ok || n >= len(p) || p[n] != ']' {

@@ -40,29 +40,48 @@ type cpuState struct {
 	start     bool          // a buffer-started line waits for the CPU's next record
 }
 
-// Reader reads ftrace text (trace, trace_pipe) and trace-cmd report text. It
-// implements parse.Reader. It is not safe for concurrent use.
-type Reader struct {
+// linePos is where a line is, for errors and for the rules about a line
+// that is too long or is the input's last one without a newline.
+type linePos struct {
+	lineNo  int   // 1-based number of the line
+	off     int64 // byte offset of the line
+	tooLong int64 // length of the line when it exceeds MaxLine, else 0
+	cut     bool  // the line was too long and not read to its end
+	partial bool  // the last line of the input, with no newline
+}
+
+// lineReader splits the input into lines and knows their positions.
+type lineReader struct {
 	br      *bufio.Reader
 	name    string
-	strs    *timeline.Strings
 	lenient bool
-	meta    *parse.Meta
-	unknown map[string]*int64
-	comms   *[1 << commCacheBits]commSlot // cache in front of strs
+	pos     linePos // of the line readLine returned last
+	nextOff int64   // byte offset of the next line
+	long    []byte
+	eof     bool  // the input is exhausted
+	readErr error // a sticky I/O error
+}
 
-	lineNo   int   // 1-based number of the current line
-	off      int64 // byte offset of the current line
-	nextOff  int64 // byte offset of the next line
-	long     []byte
-	tooLong  int64 // length of the current line when it exceeds MaxLine, else 0
-	cut      bool  // the current line was too long and not read to its end
-	partial  bool  // the current line is the last one and has no newline
-	eof      bool  // the input is exhausted
-	done     bool  // pending records were flushed after EOF
-	readErr  error // a sticky I/O error
-	hdr      header
-	cur      timeline.Event
+// Reader reads ftrace text (trace, trace_pipe) and trace-cmd report text. It
+// implements parse.Reader. It is not safe for concurrent use.
+//
+// A line is parsed by a recParser, which needs nothing from the lines
+// before it, and then applied in order by the Reader (apply): per-CPU
+// checks, lost-event and buffer-start records, header lines, Meta. With
+// more than one worker (parse.Options.Workers) the parsing runs on several
+// goroutines, block by block, and the Reader applies the results in input
+// order, so the events, the interned strings and every error are the same
+// as with one (see parallel.go).
+type Reader struct {
+	recParser // the current line's parser and position
+	lr        lineReader
+	lenient   bool
+	meta      *parse.Meta
+	unknown   map[string]*int64
+	res       lineRes // the current line's parse, serial mode
+	pipe      *pipeline
+
+	done     bool // pending records were flushed after EOF
 	cpus     []cpuState
 	lastTime timeline.Time // latest record time in the trace, NoTime if none
 	q        []timeline.Event
@@ -84,17 +103,19 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	if strs == nil {
 		strs = timeline.NewStrings()
 	}
-	return &Reader{
-		br:       bufio.NewReaderSize(r, bufSize),
-		name:     opts.Name,
-		strs:     strs,
-		lenient:  opts.Lenient,
-		meta:     parse.NewMeta(FormatPipe),
-		unknown:  map[string]*int64{},
-		comms:    new([1 << commCacheBits]commSlot),
-		lastTime: timeline.NoTime,
-		q:        make([]timeline.Event, 0, 8),
-	}, nil
+	rd := &Reader{
+		recParser: recParser{name: opts.Name, strs: strs, comms: new([1 << commCacheBits]commSlot)},
+		lr:        lineReader{br: bufio.NewReaderSize(r, bufSize), name: opts.Name, lenient: opts.Lenient},
+		lenient:   opts.Lenient,
+		meta:      parse.NewMeta(FormatPipe),
+		unknown:   map[string]*int64{},
+		lastTime:  timeline.NoTime,
+		q:         make([]timeline.Event, 0, 8),
+	}
+	if w := parse.WorkersFor(opts.Workers); w > 1 {
+		rd.pipe = startPipeline(rd, w)
+	}
+	return rd, nil
 }
 
 // Meta returns what the Reader learned so far; it is complete after Next
@@ -131,17 +152,22 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		if r.done {
 			return io.EOF
 		}
-		line, err := r.readLine()
+		if r.pipe != nil {
+			if err := r.pipe.step(r); err != nil {
+				return err
+			}
+			continue
+		}
+		line, err := r.lr.readLine()
 		if err == io.EOF {
-			r.flush()
-			r.syncUnknown()
-			r.coverage()
-			r.done = true
+			r.finish()
 			continue
 		} else if err != nil {
 			return err
 		}
-		if err := r.parseLine(line); err != nil {
+		r.pos = r.lr.pos
+		r.classify(line, &r.res)
+		if err := r.apply(&r.res, nil); err != nil {
 			if r.lenient {
 				r.meta.Skip(err)
 				continue
@@ -151,24 +177,32 @@ func (r *Reader) Next(ev *timeline.Event) error {
 	}
 }
 
+// finish queues what is pending at the end of the input and completes Meta.
+func (r *Reader) finish() {
+	r.flush()
+	r.syncUnknown()
+	r.coverage()
+	r.done = true
+}
+
 // readLine returns the next line with its newline, or io.EOF.
-func (r *Reader) readLine() ([]byte, error) {
+func (r *lineReader) readLine() ([]byte, error) {
 	if r.readErr != nil {
 		return nil, r.readErr
 	}
-	if r.eof || r.cut {
+	if r.eof || r.pos.cut {
 		return nil, io.EOF
 	}
 	line, err := r.br.ReadSlice('\n')
 	n := int64(len(line))
-	r.tooLong = 0
+	r.pos.tooLong = 0
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], line...)
 		for err == bufio.ErrBufferFull {
 			if n > MaxLine && !r.lenient {
 				// The error ends the reading: do not read a line of
 				// gigabytes to its end to say so.
-				r.cut = true
+				r.pos.cut = true
 				err = nil
 				break
 			}
@@ -179,133 +213,93 @@ func (r *Reader) readLine() ([]byte, error) {
 			}
 		}
 		if n > MaxLine {
-			r.tooLong = n
+			r.pos.tooLong = n
 			r.long = r.long[:0]
 		}
 		line = r.long
 	}
-	r.lineNo++
-	r.off = r.nextOff
+	r.pos.lineNo++
+	r.pos.off = r.nextOff
 	r.nextOff += n
-	r.partial = false
+	r.pos.partial = false
 	if err != nil {
 		if err != io.EOF {
-			r.readErr = &parse.ParseError{File: r.name, Line: r.lineNo, Offset: r.off, Record: "input",
+			r.readErr = &parse.ParseError{File: r.name, Line: r.pos.lineNo, Offset: r.pos.off, Record: "input",
 				Msg: "read error: " + err.Error(), Err: err}
 			return nil, r.readErr
 		}
 		r.eof = true
 		if n == 0 {
-			r.lineNo--
+			r.pos.lineNo--
 			return nil, io.EOF
 		}
-		r.partial = true
+		r.pos.partial = true
 	}
 	return line, nil
 }
 
-// parseLine handles one line: a record goes to the queue, a header line to
-// Meta, a lost-events line to its CPU's pending state.
-func (r *Reader) parseLine(line []byte) error {
-	if r.tooLong > 0 {
-		if r.cut {
-			return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got more than %d bytes", MaxLine, r.tooLong)
-		}
-		return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got %d bytes", MaxLine, r.tooLong)
+// apply carries out a parsed line in input order: a record's per-CPU
+// checks and its queueing, a header or lost-event line's effect on Meta and
+// the CPU states. b is the block the line came from (nil in serial mode),
+// whose deferred comms it interns first. r.pos must be the line's position.
+func (r *Reader) apply(res *lineRes, b *block) error {
+	if b != nil {
+		r.resolve(res, b)
 	}
-	n := len(line)
-	if n > 0 && line[n-1] == '\n' {
-		n--
-	}
-	if n > 0 && line[n-1] == '\r' {
-		n--
-	}
-	line = line[:n]
-	if n == 0 {
-		return nil
-	}
-	if i := bytes.IndexByte(line, 0); i >= 0 {
-		return r.errf("line", parse.ErrBadField, "want text, got a NUL byte at column %d", i+1)
-	}
-	switch line[0] {
-	case '#':
-		return r.comment(line)
-	case 'C':
-		if bytes.HasPrefix(line, []byte("CPU")) {
-			return r.cpuLine(line)
-		}
-	case 'c':
-		if bytes.HasPrefix(line, []byte("cpus=")) {
-			return r.cpusLine(line)
-		}
-	case 'v':
-		if bytes.HasPrefix(line, []byte("version = ")) {
-			r.meta.Format = FormatTraceCmd
-			return nil
-		}
-	}
-	return r.record(line)
-}
-
-// record parses an event line and queues its event.
-func (r *Reader) record(line []byte) error {
-	err := r.parseRecord(line)
-	if err != nil && r.partial {
-		// The last line of the input has no newline: it was cut.
-		if pe, ok := err.(*parse.ParseError); ok {
-			pe.Err = parse.ErrTruncated
-		}
-	}
-	return err
-}
-
-// parseRecord parses a record line: its context columns, its event fields,
-// then the per-CPU checks and the queueing.
-func (r *Reader) parseRecord(line []byte) error {
-	h := &r.hdr
-	if err := r.header(line, h); err != nil {
-		// trace-cmd prints the instance prefix before its CPU: and cpus=
-		// lines too.
-		if rest, ok := cutInstance(line); ok {
-			if bytes.HasPrefix(rest, []byte("CPU")) {
-				return r.cpuLine(rest)
-			}
-			if bytes.HasPrefix(rest, []byte("cpus=")) {
-				return r.cpusLine(rest)
-			}
-		}
-		return err
-	}
-	if h.prefix {
+	if res.prefix {
 		r.meta.Format = FormatTraceCmd
 	}
-	ev := &r.cur
-	ev.Reset()
-	ev.Time = h.time
-	ev.CPU = h.cpu
-	ev.Ctx = h.ctx
-	ev.TGID = h.tgid
-	known, err := r.event(h, ev)
-	if err != nil {
-		return err
+	switch res.kind {
+	case resNone:
+		return nil
+	case resErr:
+		return res.err
+	case resCtl:
+		return r.control(res.line)
 	}
-	if r.partial {
-		return r.errf(recName(h.name), parse.ErrTruncated, "want a line ending in a newline, got end of input after %q", clip(line))
+	return r.commit(res)
+}
+
+// control handles a line that is not an event record: a '#' header line,
+// a lost-event or "CPU N is empty" line, trace-cmd's cpus= and version
+// lines.
+func (r *Reader) control(line []byte) error {
+	switch {
+	case line[0] == '#':
+		return r.comment(line)
+	case bytes.HasPrefix(line, []byte("CPU")):
+		return r.cpuLine(line)
+	case bytes.HasPrefix(line, []byte("cpus=")):
+		return r.cpusLine(line)
 	}
-	st := r.cpuState(h.cpu)
-	if st.last != timeline.NoTime && h.time < st.last {
-		return r.errf(recName(h.name), parse.ErrBackwards, "want a timestamp at or after %s (CPU %d's previous record), got %s",
-			fmtTime(st.last, h.intTime), h.cpu, fmtTime(h.time, h.intTime))
+	// "version = N"
+	r.meta.Format = FormatTraceCmd
+	return nil
+}
+
+// commit applies a parsed record: the layout it revealed, the per-CPU time
+// order, the pending lost and buffer-start records of its CPU, and the
+// event itself (or its count, for an event this package does not
+// interpret).
+func (r *Reader) commit(res *lineRes) error {
+	if res.plugin && r.meta.Format == FormatPipe {
+		r.meta.Format = FormatTraceCmd
 	}
-	r.release(st, h.cpu, h.time, st.last)
-	st.last = h.time
-	if r.lastTime == timeline.NoTime || h.time > r.lastTime {
-		r.lastTime = h.time
+	ev := &res.ev
+	st := r.cpuState(ev.CPU)
+	if st.last != timeline.NoTime && ev.Time < st.last {
+		return r.errf(recName(res.name), parse.ErrBackwards, "want a timestamp at or after %s (CPU %d's previous record), got %s",
+			fmtTime(st.last, res.intTime), ev.CPU, fmtTime(ev.Time, res.intTime))
 	}
-	if known {
+	r.release(st, ev.CPU, ev.Time, st.last)
+	st.last = ev.Time
+	if r.lastTime == timeline.NoTime || ev.Time > r.lastTime {
+		r.lastTime = ev.Time
+	}
+	if res.known {
 		r.q = append(r.q, *ev)
 	} else {
-		r.countUnknown(h.name)
+		r.countUnknown(res.name)
 	}
 	return nil
 }
@@ -490,7 +484,7 @@ func (r *Reader) cpuLine(line []byte) error {
 		return bad()
 	}
 	if r.lostLines++; r.lostLines == 1 {
-		r.firstLost = fmt.Sprintf("line %d, %q", r.lineNo, clip(line))
+		r.firstLost = fmt.Sprintf("line %d, %q", r.pos.lineNo, clip(line))
 	}
 	st := r.cpuState(timeline.CPU(cpu))
 	switch {
@@ -513,18 +507,6 @@ func cutInstance(line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return p[i+2:], true
-}
-
-// errf returns a ParseError about the current line.
-func (r *Reader) errf(record string, cause error, format string, args ...any) error {
-	return &parse.ParseError{
-		File:   r.name,
-		Line:   r.lineNo,
-		Offset: r.off,
-		Record: record,
-		Msg:    fmt.Sprintf(format, args...),
-		Err:    cause,
-	}
 }
 
 // recName is the record name used in errors about an event.

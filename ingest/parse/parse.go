@@ -11,6 +11,7 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -89,6 +90,21 @@ type Options struct {
 	// events and once at the end. A perf.data or trace.dat read in place
 	// at offsets reports events only.
 	Progress func(read, total int64, events int)
+	// Workers is how many goroutines a text reader may parse on (the
+	// ftrace reader splits its input into blocks of lines): 0 picks
+	// WorkersFor(0), 1 parses in the goroutine that calls Next. The
+	// events, strings, Meta and errors are the same for any value.
+	Workers int
+}
+
+// WorkersFor returns the parsing goroutines Options.Workers asks for: n
+// itself when positive, else one per CPU the process may use
+// (GOMAXPROCS), at most 4.
+func WorkersFor(n int) int {
+	if n > 0 {
+		return n
+	}
+	return min(runtime.GOMAXPROCS(0), 4)
 }
 
 // MaxSkippedErrors is how many skipped-record errors Meta keeps.

@@ -1,0 +1,186 @@
+package ftrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// readOut is everything a read gives: the events, every string by id, the
+// errors Next returned (a strict read goes on after each, as a caller may),
+// and Meta.
+type readOut struct {
+	events  []timeline.Event
+	strings []string
+	errs    []string
+	meta    parse.Meta
+	skipped []string
+}
+
+// readWith reads in with the given worker count, block size in lines (0:
+// the default), and leniency.
+func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readOut {
+	t.Helper()
+	if lines > 0 {
+		defer func(n int) { blockLines = n }(blockLines)
+		blockLines = lines
+	}
+	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "x.txt", Lenient: lenient, Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out readOut
+	var ev timeline.Event
+	for {
+		err := r.Next(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			out.errs = append(out.errs, err.Error())
+			if len(out.errs) > 1000 {
+				t.Fatal("more than 1000 errors")
+			}
+			continue
+		}
+		out.events = append(out.events, ev)
+	}
+	strs := r.Strings()
+	for id := 1; id < strs.Len(); id++ {
+		out.strings = append(out.strings, strs.Get(timeline.CommID(id)))
+	}
+	out.meta = *r.Meta()
+	for _, e := range out.meta.SkippedErrors {
+		out.skipped = append(out.skipped, e.Error())
+	}
+	out.meta.SkippedErrors = nil
+	return out
+}
+
+// sameRead fails unless a and b are the same read.
+func sameRead(t testing.TB, what string, a, b readOut) {
+	t.Helper()
+	if len(a.events) != len(b.events) {
+		t.Fatalf("%s: %d events, serial %d", what, len(b.events), len(a.events))
+	}
+	for i := range a.events {
+		if a.events[i] != b.events[i] {
+			t.Fatalf("%s: event %d: %+v, serial %+v", what, i, b.events[i], a.events[i])
+		}
+	}
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"strings", a.strings, b.strings},
+		{"errors", a.errs, b.errs},
+		{"skipped errors", a.skipped, b.skipped},
+		{"meta", a.meta, b.meta},
+	} {
+		if !reflect.DeepEqual(f.x, f.y) {
+			t.Fatalf("%s: %s differ:\nparallel %v\nserial   %v", what, f.name, f.y, f.x)
+		}
+	}
+}
+
+// checkParallel reads in serially and in parallel (two and three workers,
+// blocks of 1, 2 and 7 lines and the default) and wants the same read.
+func checkParallel(t testing.TB, name string, in []byte) {
+	checkParallelWith(t, name, in, []struct{ workers, lines int }{{2, 1}, {3, 2}, {2, 7}, {2, 0}})
+}
+
+func checkParallelWith(t testing.TB, name string, in []byte, configs []struct{ workers, lines int }) {
+	t.Helper()
+	for _, lenient := range []bool{false, true} {
+		serial := readWith(t, in, 1, 0, lenient)
+		for _, c := range configs {
+			sameRead(t, fmt.Sprintf("%s, lenient %v, %d workers, blocks of %d lines", name, lenient, c.workers, c.lines),
+				serial, readWith(t, in, c.workers, c.lines, lenient))
+		}
+	}
+}
+
+// TestParallelSameAsSerial: on every real text fixture, parsing on several
+// goroutines gives the serial reader's events (comm ids included),
+// strings and Meta.
+func TestParallelSameAsSerial(t *testing.T) {
+	for _, rel := range []string{
+		"ftrace-hackbench-cyclictest/trace.txt.gz",
+		"ftrace-oracle-busy/trace.txt.zst",
+		"ftrace-oracle-busy/report.txt.zst",
+		"ftrace-overflow/trace.txt.gz",
+		"ftrace-pipe-lost/trace.txt.gz",
+		"qemu-smt8-hackbench/trace.txt.zst",
+	} {
+		data := readFixture(t, rel)
+		serial := readWith(t, data, 1, 0, false)
+		if len(serial.events) < 1000 || len(serial.errs) != 0 {
+			t.Fatalf("%s: %d events, errors %v", rel, len(serial.events), serial.errs)
+		}
+		for _, lines := range []int{0, 97} {
+			sameRead(t, fmt.Sprintf("%s, blocks of %d lines", rel, lines), serial, readWith(t, data, 2, lines, false))
+		}
+	}
+}
+
+// TestParallelMalformed: every malformed case, strict (with the reading
+// going on after each error) and lenient, reads the same in parallel; and
+// so does a mix of them in one input, which spreads errors over blocks.
+func TestParallelMalformed(t *testing.T) {
+	var all bytes.Buffer
+	for i, in := range []string{
+		good1 + hdr + "sched_waking: comm=cat pid=200 pri\n" + good2,
+		good1 + "            bash-100   [000] d..2.     0.500000: sched_switch: prev_comm=bash prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=cat next_pid=200 next_prio=120\n" + good2,
+		"# tracer: nop\n" + good1 + "##### CPU 1 buffer started ####\n" + good2,
+		good1 + "CPU:0 [LOST 3 EVENTS]\n" + good2 + "CPU:x [LOST 3 EVENTS]\n",
+		"cpus=2\n" + tcGood1 + tcHdr + "sched_switch:         bash:100 [120] Q ==> cat:200 [120]\n" + tcGood2,
+		"cpus=2\n" + tcGood1 + "capture: CPU:1 [EVENTS DROPPED]\n" + tcGood2,
+		good1 + "            bash-100 \x00\x00 [000] d..2.     1.500000: sched_switch: x\n" + good2,
+		good1 + hdr + "sched_stat_runtime: comm=bash pid=100 runtime=1 [ns]\n" + good2,
+		good1 + hdr + "tracing_mark_write: hello\n" + good2,
+		good1 + strings.Repeat("#", MaxLine+10) + "\n" + good2,
+		good1 + hdr + "sched_switch: prev_comm=bash prev_pid=100 prev_pr",
+	} {
+		checkParallel(t, fmt.Sprintf("case %d", i), []byte(in))
+		all.WriteString(in)
+		if !strings.HasSuffix(in, "\n") {
+			all.WriteString("\n")
+		}
+	}
+	checkParallel(t, "all cases", all.Bytes())
+}
+
+// TestParallelClose: closing a reader in the middle of its input stops its
+// goroutines and makes Next fail instead of blocking.
+func TestParallelClose(t *testing.T) {
+	data := readFixture(t, "ftrace-hackbench-cyclictest/trace.txt.gz")
+	r, err := NewReader(bytes.NewReader(data), parse.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev timeline.Event
+	for range 100 {
+		if err := r.Next(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	for {
+		err := r.Next(&ev)
+		if err == nil {
+			continue // events already parsed and queued
+		}
+		if !errors.Is(err, errClosed) {
+			t.Fatalf("after Close: %v, want %v", err, errClosed)
+		}
+		break
+	}
+}
