@@ -369,7 +369,7 @@ func traceRow(ld *ingest.Loaded, sha string, win metrics.Window, acc *metrics.Ac
 		StartNs: int64(tl.Start), EndNs: int64(tl.End), ValidStartNs: int64(tl.ValidStart),
 		ValidStartRule: tl.ValidStartRule.String(), ValidStartReason: tl.ValidStartReason,
 		WindowStartNs: int64(win.Start), WindowEndNs: int64(win.End), UnobservedNs: unobs,
-		Inconsistencies: int32(len(tl.Inconsistencies)), SkippedRecords: m.Skipped, UnknownEvents: m.UnknownEvents(),
+		Inconsistencies: int32(len(tl.Inconsistencies())), SkippedRecords: m.Skipped, UnknownEvents: m.UnknownEvents(),
 		TopologySource: topo.Source, TopologyJSON: tj.String(), Warnings: warns,
 		SchedlensVersion: opts.Version, ExportedAtNs: now(opts).UnixNano(),
 	}

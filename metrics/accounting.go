@@ -216,7 +216,7 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 			}
 		}
 	}
-	for _, inc := range tl.Inconsistencies {
+	for _, inc := range tl.Inconsistencies() {
 		if !win.has(inc.Time) {
 			continue
 		}

@@ -361,7 +361,7 @@ func TestPerfTimehistOracle(t *testing.T) {
 				}
 			}
 			t.Logf("%d of %d timehist tasks match exactly; %d touched by the %d detected inconsistencies; %d perf exit-slice artifacts; %d differ only by same-microsecond waking/switch-out order",
-				match, listed, touched, len(tl.Inconsistencies), len(perfExitArtifact), ties)
+				match, listed, touched, len(tl.Inconsistencies()), len(perfExitArtifact), ties)
 			if float64(match) < 0.85*float64(listed) {
 				t.Errorf("only %d of %d tasks match timehist (want at least 85%%)", match, listed)
 			}
@@ -386,14 +386,14 @@ func TestPerfCPUsStartInTurn(t *testing.T) {
 	as := &parse.Meta{Coverage: timeline.CoverageComplete, CoverageNote: "assumed"}
 	forced, _ := loadTextAs(t, path, as)
 	found := false
-	for _, inc := range forced.Inconsistencies {
+	for _, inc := range forced.Inconsistencies() {
 		if inc.Time == 590914021000 && inc.CPU == 1 && inc.Kind == timeline.IncNotRunning && forced.Tasks[inc.Got].PID == 13341 {
 			found = true
 		}
 	}
-	if !found || len(forced.Inconsistencies) != len(tl.Inconsistencies)+1 {
+	if !found || len(forced.Inconsistencies()) != len(tl.Inconsistencies())+1 {
 		t.Errorf("read as complete: %d inconsistencies (%d as read), want one more: perf 13341 switched out of CPU 1 at 590.914021 with no switch-in",
-			len(forced.Inconsistencies), len(tl.Inconsistencies))
+			len(forced.Inconsistencies()), len(tl.Inconsistencies()))
 	}
 }
 
@@ -403,17 +403,17 @@ func TestPerfCPUsStartInTurn(t *testing.T) {
 func TestSwitchesMissingFromTrace(t *testing.T) {
 	tl := loadText(t, real+"perf-hackbench-cyclictest/perf-script.txt.gz")
 	var at bool
-	for _, inc := range tl.Inconsistencies {
+	for _, inc := range tl.Inconsistencies() {
 		if inc.CPU == 1 && inc.Time == 591417564000 && inc.Kind == timeline.IncPrevMismatch {
 			at = true
 		}
 	}
 	if !at {
-		t.Errorf("the missing switch before 591.417564 on CPU 1 was not detected; got %d inconsistencies", len(tl.Inconsistencies))
+		t.Errorf("the missing switch before 591.417564 on CPU 1 was not detected; got %d inconsistencies", len(tl.Inconsistencies()))
 	}
 	for _, f := range []string{"ftrace-oracle-busy/trace.txt.zst", "ftrace-hackbench-cyclictest/trace.txt.gz", "perf-hackbench-cyclictest/perf-script.txt.gz"} {
 		tl := loadText(t, real+f)
-		n := len(tl.Inconsistencies)
+		n := len(tl.Inconsistencies())
 		if n < 3 || n > 40 {
 			t.Errorf("%s: %d inconsistencies, want about a dozen", f, n)
 		}

@@ -407,7 +407,7 @@ func dumpAnalysis(tl *timeline.Timeline, a *Analysis) []string {
 		out = append(out, fmt.Sprintf("misplaced pid=%d waiting=%s/%d misfit=%s/%d smt=%s/%d aff=%s",
 			t.PID, us(t.WaitingWhileIdleNs), t.WaitingWhileIdleCount, us(t.MisfitNs), t.MisfitCount, us(t.SMTContendedNs), t.SMTContendedCount, t.Affinity))
 	}
-	for _, in := range tl.Inconsistencies {
+	for _, in := range tl.Inconsistencies() {
 		out = append(out, fmt.Sprintf("inconsistency t=%s cpu=%d kind=%s pid=%d", ts(in.Time), in.CPU, in.Kind, tl.Tasks[in.Got].PID))
 	}
 	l := a.Latency

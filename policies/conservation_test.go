@@ -99,8 +99,8 @@ func TestWorkConservation(t *testing.T) {
 				if finished < len(r.Tasks)-1 {
 					t.Errorf("%d of %d tasks finished, want nearly all", finished, len(r.Tasks))
 				}
-				if n := len(tl.Inconsistencies); n > 0 {
-					t.Errorf("%d timeline inconsistencies, first %+v", n, tl.Inconsistencies[0])
+				if n := len(tl.Inconsistencies()); n > 0 {
+					t.Errorf("%d timeline inconsistencies, first %+v", n, tl.Inconsistencies()[0])
 				}
 				if r.Counters["migrate"] == 0 {
 					t.Errorf("no migration: the test does not exercise capacity scaling")

@@ -99,8 +99,8 @@ func TestReplayFidelity(t *testing.T) {
 				t.Fatal(err)
 			}
 			sim := res.Timeline
-			if n := len(sim.Inconsistencies); n != 0 {
-				t.Errorf("modeled timeline has %d inconsistencies, want 0 (first: %+v)", n, sim.Inconsistencies[0])
+			if n := len(sim.Inconsistencies()); n != 0 {
+				t.Errorf("modeled timeline has %d inconsistencies, want 0 (first: %+v)", n, sim.Inconsistencies()[0])
 			}
 			win := metrics.DefaultWindow(tl)
 			simWin := win

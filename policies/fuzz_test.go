@@ -54,8 +54,8 @@ func FuzzExtractReplay(f *testing.F) {
 			if err != nil {
 				t.Fatalf("rule %d: an extracted workload does not replay: %v", rule, err)
 			}
-			if n := len(res.Timeline.Inconsistencies); n > 0 {
-				t.Fatalf("rule %d: modeled timeline has %d inconsistencies, first %+v", rule, n, res.Timeline.Inconsistencies[0])
+			if n := len(res.Timeline.Inconsistencies()); n > 0 {
+				t.Fatalf("rule %d: modeled timeline has %d inconsistencies, first %+v", rule, n, res.Timeline.Inconsistencies()[0])
 			}
 		}
 	})

@@ -554,8 +554,8 @@ func TestGroupInvariantsAndConservation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n := len(r.Timeline.Inconsistencies); n > 0 {
-					t.Errorf("%d timeline inconsistencies, first %+v", n, r.Timeline.Inconsistencies[0])
+				if n := len(r.Timeline.Inconsistencies()); n > 0 {
+					t.Errorf("%d timeline inconsistencies, first %+v", n, r.Timeline.Inconsistencies()[0])
 				}
 				finished := 0
 				for i, tr := range r.Tasks {
@@ -644,7 +644,7 @@ func TestGroupRealFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		sim := res.Timeline
-		if n := len(sim.Inconsistencies); n > 0 {
+		if n := len(sim.Inconsistencies()); n > 0 {
 			t.Errorf("modeled timeline has %d inconsistencies", n)
 		}
 		simWin := win
@@ -696,8 +696,8 @@ func FuzzGroupReplay(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: Simulate: %v", pol, err)
 		}
-		if n := len(r.Timeline.Inconsistencies); n > 0 {
-			t.Fatalf("%s: %d timeline inconsistencies, first %+v", pol, n, r.Timeline.Inconsistencies[0])
+		if n := len(r.Timeline.Inconsistencies()); n > 0 {
+			t.Fatalf("%s: %d timeline inconsistencies, first %+v", pol, n, r.Timeline.Inconsistencies()[0])
 		}
 		for i, tr := range r.Tasks {
 			if tk := &sp.Workload.Tasks[i]; tk.End != replay.EndRun && tr.Work > tk.Demand() {

@@ -51,8 +51,8 @@ func runSpecSeed(t testing.TB, sp *replay.Spec, policy string, ipi int64, seed u
 	// A replayed timeline must be consistent: every switch-out names the
 	// task the previous switch put there, no task runs on two CPUs, no
 	// sleeping task is switched in without a wakeup.
-	if n := len(r.Timeline.Inconsistencies); n > 0 {
-		inc := r.Timeline.Inconsistencies[0]
+	if n := len(r.Timeline.Inconsistencies()); n > 0 {
+		inc := r.Timeline.Inconsistencies()[0]
 		t.Errorf("%s: %d timeline inconsistencies, first %v at %s on CPU %d (task %s)", policy, n, inc.Kind, inc.Time.Seconds(), inc.CPU, r.Timeline.TaskName(inc.Got))
 	}
 	return r, sp, m

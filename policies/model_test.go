@@ -428,8 +428,8 @@ task d
 		t.Errorf("6.6: %d delayed dequeues, want 0", r6.Counters["eevdf.delayed-dequeue"])
 	}
 	for _, r := range []*replay.Result{r12, r6} {
-		if n := len(r.Timeline.Inconsistencies); n != 0 {
-			t.Errorf("%s: %d timeline inconsistencies, first %+v", r.Policy, n, r.Timeline.Inconsistencies[0])
+		if n := len(r.Timeline.Inconsistencies()); n != 0 {
+			t.Errorf("%s: %d timeline inconsistencies, first %+v", r.Policy, n, r.Timeline.Inconsistencies()[0])
 		}
 	}
 }
@@ -457,8 +457,8 @@ task hog{i} x3
 			t.Errorf("policy name %q repeated", r.Policy)
 		}
 		seen[r.Policy] = true
-		if n := len(r.Timeline.Inconsistencies); n != 0 {
-			t.Errorf("%s: %d inconsistencies, first %+v", v, n, r.Timeline.Inconsistencies[0])
+		if n := len(r.Timeline.Inconsistencies()); n != 0 {
+			t.Errorf("%s: %d inconsistencies, first %+v", v, n, r.Timeline.Inconsistencies()[0])
 		}
 		if !strings.HasPrefix(r.Policy, v) {
 			t.Errorf("policy name %q does not start with %s", r.Policy, v)

@@ -57,6 +57,9 @@ func (s *Sim) finish() (*Result, error) {
 			return nil, fmt.Errorf("replay: building timeline: %w", err)
 		}
 		tl.Topology = s.topo
+		// Inconsistencies are those of the events alone, found before
+		// the stretches the recording did not observe become gaps.
+		tl.Inconsistencies()
 		for _, g := range s.w.Unobserved {
 			if int(g.CPU) < tl.NCPU {
 				tl.Gaps = append(tl.Gaps, g)

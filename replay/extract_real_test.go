@@ -37,7 +37,7 @@ func TestExtractWorkIsRunTime(t *testing.T) {
 			}
 			acc := metrics.Account(tl, metrics.Window{Start: tl.ValidStart, End: tl.End})
 			touched := map[timeline.TID]bool{}
-			for _, in := range tl.Inconsistencies {
+			for _, in := range tl.Inconsistencies() {
 				for _, id := range []timeline.TaskID{in.Expected, in.Got} {
 					if id != timeline.NoTask {
 						touched[tl.Tasks[id].PID] = true

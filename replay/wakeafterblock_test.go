@@ -43,7 +43,7 @@ task b on 1
 				t.Fatal(err)
 			}
 			tl := res.Timeline
-			if n := len(tl.Inconsistencies); n != 0 {
+			if n := len(tl.Inconsistencies()); n != 0 {
 				t.Fatalf("got %d inconsistencies, want 0", n)
 			}
 			var in, waking, blocked int
@@ -285,7 +285,7 @@ task b on 1
 			t.Fatal(err)
 		}
 		tl := res.Timeline
-		if n := len(tl.Inconsistencies); n != 0 {
+		if n := len(tl.Inconsistencies()); n != 0 {
 			t.Fatalf("ordered=%v: %d inconsistencies", ordered, n)
 		}
 		wantA, wantIn := timeline.Time(150_000), "[0]"

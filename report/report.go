@@ -58,7 +58,7 @@ type LateCPU struct {
 func NewTrace(tl *timeline.Timeline, path string) Trace {
 	t := Trace{Path: path, CPUs: tl.NCPU, Events: tl.Len(), LostEvents: tl.LostEvents, Start: tl.Start, End: tl.End,
 		ValidStart: tl.ValidStart, ValidStartRule: tl.ValidStartRule, ValidStartWhy: tl.ValidStartReason,
-		Inconsistencies: len(tl.Inconsistencies), HasWaking: tl.HasWaking, HasWakeup: tl.HasWakeup}
+		Inconsistencies: len(tl.Inconsistencies()), HasWaking: tl.HasWaking, HasWakeup: tl.HasWakeup}
 	for _, g := range tl.Gaps {
 		if g.Kind == timeline.GapLost {
 			t.LostGaps++

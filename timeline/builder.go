@@ -370,11 +370,8 @@ func (b *Builder) Finish() (*Timeline, error) {
 			tk.Comm = tk.Comms[len(tk.Comms)-1].Comm
 		}
 	}
-	// 5. Inconsistencies come from a dry run of the state machine.
-	tl.Inconsistencies = nil
-	w := newWalker(tl)
-	w.run(nil)
-	tl.Inconsistencies = w.incs
+	// 5. Inconsistencies come from the first walk (Inconsistencies).
+	tl.incs = &incsCache{}
 	return tl, nil
 }
 

@@ -34,6 +34,7 @@ func (tl *Timeline) RenumberCPUs(ids []int, ncpu int) error {
 		}
 		return int64(ids[c]), true
 	}
+	tl.Inconsistencies() // found before anything moves
 	for i, c := range tl.CPUs {
 		n, _ := to(int64(c))
 		tl.CPUs[i] = int16(n)
@@ -59,9 +60,11 @@ func (tl *Timeline) RenumberCPUs(ids []int, ncpu int) error {
 		n, _ := to(int64(tl.Gaps[i].CPU))
 		tl.Gaps[i].CPU = CPU(n)
 	}
-	for i := range tl.Inconsistencies {
-		n, _ := to(int64(tl.Inconsistencies[i].CPU))
-		tl.Inconsistencies[i].CPU = CPU(n)
+	// Found on the CPUs as they were, then moved.
+	incs := tl.Inconsistencies()
+	for i := range incs {
+		n, _ := to(int64(incs[i].CPU))
+		incs[i].CPU = CPU(n)
 	}
 	first, last := make([]Time, ncpu), make([]Time, ncpu)
 	for c := range ncpu {

@@ -13,19 +13,20 @@ import (
 // exit's argument (not a CPU) left alone, a target of -1 kept.
 func TestRenumberCPUs(t *testing.T) {
 	tl := &Timeline{
-		NCPU:            2,
-		Times:           []Time{1, 2, 3, 4, 5},
-		CPUs:            []int16{0, 1, 1, 0, 1},
-		Kinds:           []Kind{KindWaking, KindMigrate, KindIdle, KindWakeup, KindExit},
-		Args:            []int32{1, 0, 2, -1, 1},
-		Args2:           []int32{0, 1, 1, 0, 1},
-		Gaps:            []Gap{{CPU: 1, Start: 2, End: 3}},
-		Inconsistencies: []Inconsistency{{Time: 4, CPU: 0}},
-		CPUFirst:        []Time{1, 2},
-		CPULast:         []Time{4, 5},
-		Affinity:        []AffinityChange{{TID: 7, CPUs: topology.NewCPUSet(1)}, {TID: 8}},
-		Topology:        topology.Symmetric(2),
+		NCPU:     2,
+		Times:    []Time{1, 2, 3, 4, 5},
+		CPUs:     []int16{0, 1, 1, 0, 1},
+		Kinds:    []Kind{KindWaking, KindMigrate, KindIdle, KindWakeup, KindExit},
+		Args:     []int32{1, 0, 2, -1, 1},
+		Args2:    []int32{0, 1, 1, 0, 1},
+		Gaps:     []Gap{{CPU: 1, Start: 2, End: 3}},
+		CPUFirst: []Time{1, 2},
+		CPULast:  []Time{4, 5},
+		Affinity: []AffinityChange{{TID: 7, CPUs: topology.NewCPUSet(1)}, {TID: 8}},
+		Topology: topology.Symmetric(2),
 	}
+	tl.incs = &incsCache{}
+	tl.keepInconsistencies([]Inconsistency{{Time: 4, CPU: 0}})
 	if err := tl.RenumberCPUs([]int{3, 4095}, 4096); err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +47,8 @@ func TestRenumberCPUs(t *testing.T) {
 	if tl.CPUFirst[3] != 1 || tl.CPULast[3] != 4 || tl.CPUFirst[4095] != 2 || tl.CPULast[4095] != 5 || tl.CPUFirst[0] != NoTime || tl.CPULast[1] != NoTime {
 		t.Errorf("first/last: CPU 3 %d..%d, CPU 4095 %d..%d, CPU 0 first %d, CPU 1 last %d", tl.CPUFirst[3], tl.CPULast[3], tl.CPUFirst[4095], tl.CPULast[4095], tl.CPUFirst[0], tl.CPULast[1])
 	}
-	if tl.Gaps[0].CPU != 4095 || tl.Inconsistencies[0].CPU != 3 {
-		t.Errorf("gap on CPU %d, inconsistency on CPU %d; want 4095 and 3", tl.Gaps[0].CPU, tl.Inconsistencies[0].CPU)
+	if tl.Gaps[0].CPU != 4095 || tl.Inconsistencies()[0].CPU != 3 {
+		t.Errorf("gap on CPU %d, inconsistency on CPU %d; want 4095 and 3", tl.Gaps[0].CPU, tl.Inconsistencies()[0].CPU)
 	}
 	if got := tl.Affinity[0].CPUs.String(); got != "4095" || !tl.Affinity[1].CPUs.Empty() {
 		t.Errorf("affinity %q and %q, want 4095 and every CPU (empty)", got, tl.Affinity[1].CPUs)

@@ -1,6 +1,10 @@
 package timeline
 
-import "github.com/schedlens/schedlens/topology"
+import (
+	"sync"
+
+	"github.com/schedlens/schedlens/topology"
+)
 
 // TaskID identifies a task instance: one pid over one lifetime. It indexes
 // Timeline.Tasks.
@@ -139,12 +143,13 @@ type Timeline struct {
 	CPUFirst         []Time // first event per CPU (NoTime if none)
 	CPULast          []Time
 
-	Gaps            []Gap
-	Inconsistencies []Inconsistency
-	LostEvents      int64 // sum of known lost counts
-	HasWaking       bool  // the trace has sched_waking events
-	HasWakeup       bool  // the trace has sched_wakeup events
-	KindCounts      [kindCount]int64
+	Gaps       []Gap
+	LostEvents int64 // sum of known lost counts
+	HasWaking  bool  // the trace has sched_waking events
+	HasWakeup  bool  // the trace has sched_wakeup events
+	KindCounts [kindCount]int64
+
+	incs *incsCache // see Inconsistencies
 
 	Topology *topology.Topology // when the trace carried one
 
@@ -152,6 +157,36 @@ type Timeline struct {
 	// CPUs and task group over time (empty for tracepoint-only formats).
 	Affinity []AffinityChange
 	Groups   []GroupChange
+}
+
+// incsCache holds a timeline's inconsistencies once a walk found them.
+type incsCache struct {
+	once sync.Once
+	list []Inconsistency
+}
+
+// Inconsistencies returns the places where the trace contradicts itself,
+// in time order. The task state machine finds them: the first Walk of the
+// timeline keeps what it found on the way, and a call before any Walk runs
+// the machine once without handing out spans. Either way the list is the
+// same, and the timeline is walked once for a command that walks it anyway.
+func (tl *Timeline) Inconsistencies() []Inconsistency {
+	if tl.incs == nil {
+		return nil // not made by a Builder
+	}
+	tl.incs.once.Do(func() {
+		w := newWalker(tl)
+		w.run(nil)
+		tl.incs.list = w.incs
+	})
+	return tl.incs.list
+}
+
+// keepInconsistencies records what a walk found, unless known already.
+func (tl *Timeline) keepInconsistencies(list []Inconsistency) {
+	if tl.incs != nil {
+		tl.incs.once.Do(func() { tl.incs.list = list })
+	}
 }
 
 // NoPrio marks an absent prio in Timeline.Prios.

@@ -144,6 +144,7 @@ func newWalker(tl *Timeline) *walker {
 func (tl *Timeline) Walk(fn func(*Span)) WalkStats {
 	w := newWalker(tl)
 	w.run(fn)
+	tl.keepInconsistencies(w.incs)
 	st := WalkStats{WakeupsOfRunningBy: w.wakeRun, WakeupsOfQueuedBy: w.wakeQueued}
 	for i := range w.wakeRun {
 		st.WakeupsOfRunning += int64(w.wakeRun[i])

@@ -176,8 +176,8 @@ func TestWalkHandWorked(t *testing.T) {
 					t.Errorf("span %q must not be there", a)
 				}
 			}
-			if len(tl.Inconsistencies) != tc.incs {
-				t.Errorf("inconsistencies = %d (%v), want %d", len(tl.Inconsistencies), tl.Inconsistencies, tc.incs)
+			if len(tl.Inconsistencies()) != tc.incs {
+				t.Errorf("inconsistencies = %d (%v), want %d", len(tl.Inconsistencies()), tl.Inconsistencies(), tc.incs)
 			}
 		})
 	}
@@ -226,5 +226,36 @@ func TestGlobalOrderKeepsTies(t *testing.T) {
 	}
 	if tl.Kinds[0] != KindWaking || tl.Kinds[1] != KindSwitch {
 		t.Errorf("order = %v %v, want sched_waking sched_switch", tl.Kinds[0], tl.Kinds[1])
+	}
+}
+
+// TestInconsistenciesFromTheWalk: the first Walk keeps the inconsistencies
+// it found, so a command that walks the timeline walks it once; a timeline
+// asked before any walk runs the state machine itself, with the same list.
+func TestInconsistenciesFromTheWalk(t *testing.T) {
+	build := func() *Timeline {
+		strs := NewStrings()
+		b := evb{strs}
+		bl := NewBuilder(strs, 1)
+		bl.Add(b.sw(10, 0, 0, "R", 100))
+		bl.Add(b.sw(20, 0, 200, "S", 0)) // prev 200, but 100 was running
+		tl, err := bl.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	asked := build().Inconsistencies()
+	if len(asked) != 1 || asked[0].Kind != IncPrevMismatch || asked[0].Time != 20 {
+		t.Fatalf("dry run found %+v, want one prev-mismatch at 20", asked)
+	}
+	tl := build()
+	spans := 0
+	tl.Walk(func(*Span) { spans++ })
+	// Undo the contradiction: a second walk would find none, the kept
+	// list still has the one the Walk found.
+	tl.Other[1] = tl.TaskOf[0]
+	if got := tl.Inconsistencies(); spans == 0 || len(got) != 1 || got[0] != asked[0] {
+		t.Fatalf("after a walk of %d spans: %+v, want %+v", spans, got, asked)
 	}
 }

@@ -357,7 +357,7 @@ func warnLoad(w io.Writer, ld *ingest.Loaded) {
 	if tl.ValidStart != tl.Start {
 		fmt.Fprintf(w, "warning: CPU buffers start at different times: the valid window starts at %s, not %s; %s\n", tl.ValidStart.Seconds(), tl.Start.Seconds(), tl.ValidStartReason)
 	}
-	if n := len(tl.Inconsistencies); n > 0 {
+	if n := len(tl.Inconsistencies()); n > 0 {
 		fmt.Fprintf(w, "warning: %d inconsistencies (switch events missing from the trace); the intervals they touch are counted as unknown, not charged to a task\n", n)
 	}
 	for _, s := range m.Warnings {
