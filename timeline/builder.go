@@ -35,6 +35,12 @@ type Builder struct {
 	affinity []AffinityChange
 	groups   []GroupChange
 
+	// online resolves task instances as events arrive, while they arrive
+	// in time order (the text formats): then Finish has nothing left to
+	// resolve. The first event out of order drops it, and Finish resolves
+	// the merged events instead.
+	online *resolver
+
 	coverage Coverage // what the reader proved, see SetCoverage
 	evidence string
 
@@ -48,7 +54,7 @@ func NewBuilder(strs *Strings, ncpu int) *Builder {
 	if strs == nil {
 		strs = NewStrings()
 	}
-	return &Builder{strs: strs, ncpu: ncpu, starts: map[int]Time{}}
+	return &Builder{strs: strs, ncpu: ncpu, starts: map[int]Time{}, online: newResolver()}
 }
 
 // Strings returns the interner of the builder.
@@ -83,6 +89,10 @@ func (b *Builder) Grow(n int) {
 	grow(&b.args, n)
 	grow(&b.args2, n)
 	grow(&b.tgids, n)
+	if b.online != nil {
+		grow(&b.online.taskOf, n)
+		grow(&b.online.other, n)
+	}
 }
 
 // grow gives *col room for n more elements. It allocates with make, not
@@ -130,6 +140,13 @@ func (b *Builder) Add(ev Event) {
 	b.args = append(b.args, clamp32(ev.Arg))
 	b.args2 = append(b.args2, clamp32(ev.Arg2))
 	b.tgids = append(b.tgids, ev.TGID)
+	if r := b.online; r != nil {
+		if n := len(b.times); n > 1 && ev.Time < b.times[n-2] {
+			b.online = nil
+			return
+		}
+		r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
+	}
 }
 
 func clamp32(v int64) int32 {
@@ -288,6 +305,7 @@ func (b *Builder) Finish() (*Timeline, error) {
 		}
 	}
 	cov, evidence := b.coverage, b.evidence
+	online := b.online
 	*b = Builder{}
 
 	// 3. Window, gaps, counters.
@@ -357,13 +375,17 @@ func (b *Builder) Finish() (*Timeline, error) {
 		sort.SliceStable(tl.Gaps, func(i, j int) bool { return tl.Gaps[i].End < tl.Gaps[j].End })
 	}
 
-	// 4. Task instances.
-	r := newResolver(tl, ncpu)
-	tl.TaskOf = make([]TaskID, n)
-	tl.Other = make([]TaskID, n)
-	for i := 0; i < n; i++ {
-		r.event(i, pids[i], opids[i], ocomms[i], tgids[i])
+	// 4. Task instances, unless resolved as the events arrived.
+	r := online
+	if r == nil || len(r.taskOf) != n {
+		r = newResolver()
+		r.taskOf = make([]TaskID, 0, n)
+		r.other = make([]TaskID, 0, n)
+		for i := 0; i < n; i++ {
+			r.event(tl.Times[i], tl.CPUs[i], tl.Kinds[i], tl.Comms[i], tl.Prios[i], tl.States[i], pids[i], opids[i], ocomms[i], tgids[i])
+		}
 	}
+	tl.Tasks, tl.TaskOf, tl.Other = r.tasks, slices.Clip(r.taskOf), slices.Clip(r.other)
 	for i := range tl.Tasks {
 		tk := &tl.Tasks[i]
 		if len(tk.Comms) > 0 {
@@ -461,25 +483,21 @@ func permute[T any](col []T, perm []int32) []T {
 // the current instance of a pid is a slice index; a pid above maxDensePID
 // (a producer that is not the kernel) falls back to a map.
 type resolver struct {
-	tl    *Timeline
-	cur   []TaskID       // pid -> current instance, NoTask if none
-	big   map[TID]TaskID // pids >= maxDensePID
-	fresh []bool         // by TaskID: created by fork/newtask, not yet run or woken
-	dead  []bool         // by TaskID
-	idle  []TaskID
+	tasks  []Task         // the instances
+	taskOf []TaskID       // per event: its task's instance
+	other  []TaskID       // per event: its other task's instance
+	cur    []TaskID       // pid -> current instance, NoTask if none
+	big    map[TID]TaskID // pids >= maxDensePID
+	fresh  []bool         // by TaskID: created by fork/newtask, not yet run or woken
+	dead   []bool         // by TaskID
+	idle   []TaskID
 }
 
 // maxDensePID bounds the pids kept in resolver.cur: the kernel's
 // PID_MAX_LIMIT on 64-bit (include/linux/threads.h).
 const maxDensePID = 4 << 20
 
-func newResolver(tl *Timeline, ncpu int) *resolver {
-	r := &resolver{tl: tl, idle: make([]TaskID, ncpu)}
-	for i := range r.idle {
-		r.idle[i] = NoTask
-	}
-	return r
-}
+func newResolver() *resolver { return &resolver{} }
 
 // current returns the current instance of pid (pid > 0), if any.
 func (r *resolver) current(pid TID) (TaskID, bool) {
@@ -517,8 +535,8 @@ func (r *resolver) setCurrent(pid TID, id TaskID) {
 }
 
 func (r *resolver) newTask(pid TID, t Time) TaskID {
-	id := TaskID(len(r.tl.Tasks))
-	r.tl.Tasks = append(r.tl.Tasks, Task{PID: pid, TGID: -1, First: t, Last: t, Prio: -1, CPU: NoCPU})
+	id := TaskID(len(r.tasks))
+	r.tasks = append(r.tasks, Task{PID: pid, TGID: -1, First: t, Last: t, Prio: -1, CPU: NoCPU})
 	r.fresh = append(r.fresh, false)
 	r.dead = append(r.dead, false)
 	r.setCurrent(pid, id)
@@ -531,10 +549,13 @@ func (r *resolver) lookup(pid TID, cpu int16, t Time) TaskID {
 		return NoTask
 	}
 	if pid == 0 {
+		for int(cpu) >= len(r.idle) {
+			r.idle = append(r.idle, NoTask)
+		}
 		id := r.idle[cpu]
 		if id == NoTask {
-			id = TaskID(len(r.tl.Tasks))
-			r.tl.Tasks = append(r.tl.Tasks, Task{PID: 0, TGID: 0, First: t, Last: t, Prio: 120, Idle: true, CPU: CPU(cpu)})
+			id = TaskID(len(r.tasks))
+			r.tasks = append(r.tasks, Task{PID: 0, TGID: 0, First: t, Last: t, Prio: 120, Idle: true, CPU: CPU(cpu)})
 			r.fresh = append(r.fresh, false)
 			r.dead = append(r.dead, false)
 			r.idle[cpu] = id
@@ -552,7 +573,7 @@ func (r *resolver) setComm(id TaskID, t Time, c CommID) {
 	if id == NoTask || c == NoComm {
 		return
 	}
-	tk := &r.tl.Tasks[id]
+	tk := &r.tasks[id]
 	if n := len(tk.Comms); n > 0 && tk.Comms[n-1].Comm == c {
 		return
 	}
@@ -563,7 +584,7 @@ func (r *resolver) touch(id TaskID, t Time) {
 	if id == NoTask {
 		return
 	}
-	tk := &r.tl.Tasks[id]
+	tk := &r.tasks[id]
 	if t < tk.First {
 		tk.First = t
 	}
@@ -572,11 +593,9 @@ func (r *resolver) touch(id TaskID, t Time) {
 	}
 }
 
-func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
-	tl := r.tl
-	t := tl.Times[i]
-	cpu := tl.CPUs[i]
-	k := tl.Kinds[i]
+// event resolves the next event in time order: its time, CPU, kind, comm,
+// prio and prev state, and the pids, other comm and tgid it names.
+func (r *resolver) event(t Time, cpu int16, k Kind, comm CommID, prio uint8, state State, pid, opid TID, ocomm CommID, tgid int32) {
 	var task, other TaskID = NoTask, NoTask
 	switch k {
 	case KindFork, KindNewTask:
@@ -586,7 +605,7 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 		} else {
 			task = r.newTask(pid, t)
 			r.fresh[task] = true
-			tl.Tasks[task].Forked = true
+			r.tasks[task].Forked = true
 		}
 	case KindWakeupNew:
 		if id, ok := r.current(pid); ok && r.fresh[id] && !r.dead[id] {
@@ -618,18 +637,18 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 			other = r.lookup(opid, cpu, t)
 		}
 	}
-	tl.TaskOf[i] = task
-	tl.Other[i] = other
+	r.taskOf = append(r.taskOf, task)
+	r.other = append(r.other, other)
 	r.touch(task, t)
 	r.touch(other, t)
 	if task != NoTask {
 		if k == KindRename {
-			r.setComm(task, t, tl.Comms[i])
-		} else if len(tl.Tasks[task].Comms) == 0 || k == KindExec || k == KindSwitch || k == KindFork || k == KindNewTask {
-			r.setComm(task, t, tl.Comms[i])
+			r.setComm(task, t, comm)
+		} else if len(r.tasks[task].Comms) == 0 || k == KindExec || k == KindSwitch || k == KindFork || k == KindNewTask {
+			r.setComm(task, t, comm)
 		}
-		if p := tl.Prios[i]; p != NoPrio {
-			tl.Tasks[task].Prio = int16(p)
+		if p := prio; p != NoPrio {
+			r.tasks[task].Prio = int16(p)
 		}
 	}
 	// The task running on the CPU carries the tgid column.
@@ -641,21 +660,21 @@ func (r *resolver) event(i int, pid, opid TID, ocomm CommID, tgid int32) {
 		case KindExit:
 			run = task
 		}
-		if run != NoTask && tl.Tasks[run].TGID < 0 && !tl.Tasks[run].Idle {
-			tl.Tasks[run].TGID = tgid
+		if run != NoTask && r.tasks[run].TGID < 0 && !r.tasks[run].Idle {
+			r.tasks[run].TGID = tgid
 		}
 	}
 	switch k {
 	case KindExit:
 		if task != NoTask {
-			tl.Tasks[task].Exited = true
+			r.tasks[task].Exited = true
 		}
 	case KindFree:
-		if task != NoTask && !tl.Tasks[task].Idle {
+		if task != NoTask && !r.tasks[task].Idle {
 			r.dead[task] = true
 		}
 	case KindSwitch:
-		if other != NoTask && tl.States[i].Dead() && !tl.Tasks[other].Idle {
+		if other != NoTask && state.Dead() && !r.tasks[other].Idle {
 			r.dead[other] = true
 		}
 	}
