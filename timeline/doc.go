@@ -8,8 +8,9 @@
 // window (from the first event when the reader proved every CPU was recorded
 // from the start, see Coverage; else from the point where every CPU's buffer
 // has data) and the per-CPU gaps left by lost events and clipped buffers.
-// The result is a columnar Timeline of about 35 bytes per event. Task instances are resolved as
-// events arrive while they arrive in time order, else in Finish.
+// The result is a columnar Timeline of about 35 bytes per event. Task
+// instances are resolved as the events arrive while they arrive in time
+// order, else in Finish.
 //
 // Walk runs the per-task state machine over a Timeline and hands out closed
 // Spans: running, runnable after a wakeup, runnable after a preemption,
