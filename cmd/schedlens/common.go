@@ -30,6 +30,7 @@ type traceFlags struct {
 	comms       []string
 	lenient     bool
 	maxEvents   int64
+	jobs        int
 	quiet       bool
 	// warnings: what load and checkFilter printed on stderr, each once,
 	// without the "warning: " prefix, for the JSON header.
@@ -47,6 +48,7 @@ func (f *traceFlags) register(cmd *cobra.Command, formats string) {
 	fl.StringSliceVar(&f.comms, "comm", nil, "only tasks that had this comm (repeat or comma-separate)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (shown only when stderr is a terminal and the work takes over a second)")
 	fl.BoolVar(&f.lenient, "lenient", false, "skip malformed records (counted and reported) instead of stopping at the first")
+	fl.IntVar(&f.jobs, "jobs", 0, "parse text traces on this many goroutines; 0: one per CPU, at most 4; the result is the same for any number")
 	fl.Int64Var(&f.maxEvents, "max-events", 0, fmt.Sprintf("stop with an error beyond this many events; 0: half the available memory at %d bytes an event; -1: no limit", ingest.BytesPerEvent))
 }
 
@@ -178,6 +180,9 @@ func (f *traceFlags) prepare(cmd *cobra.Command, path string, formats ...string)
 // validate checks the flags that need no trace, so that a usage error does
 // not wait for a multi-GB trace to load.
 func (f *traceFlags) validate() error {
+	if f.jobs < 0 || f.jobs > 256 {
+		return usagef("--jobs %d: want 0 (one per CPU) to 256", f.jobs)
+	}
 	for _, v := range []struct{ name, val string }{{"--start", f.start}, {"--end", f.end}} {
 		if v.val == "" {
 			continue
@@ -225,7 +230,7 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	}
 	var ld *ingest.Loaded
 	var err error
-	opts := ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents}
+	opts := ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents, Workers: f.jobs}
 	if path == "-" {
 		opts.Name = "<stdin>"
 	}
@@ -410,10 +415,11 @@ func commandLine(cmd *cobra.Command, args []string) string {
 	parts := []string{"schedlens"}
 	for i := 0; i < len(invocation); i++ {
 		a := invocation[i]
-		// The profiling flags change nothing in the output: leaving them
-		// out keeps the report the same with and without them.
+		// The profiling flags and --jobs change nothing in the output:
+		// leaving them out keeps the report the same with and without
+		// them.
 		name, _, hasValue := strings.Cut(a, "=")
-		if name == "--cpuprofile" || name == "--memprofile" {
+		if name == "--cpuprofile" || name == "--memprofile" || name == "--jobs" {
 			if !hasValue {
 				i++
 			}

@@ -212,3 +212,19 @@ func TestMaxEventsFlag(t *testing.T) {
 		t.Errorf("--max-events -1: exit %d: %s", code, stderr)
 	}
 }
+
+// TestJobsFlag: --jobs outside 0..256 is a usage error that says what is
+// wanted; within it, the command runs (TestOutputIdentity compares the
+// outputs of --jobs 1 and --jobs 3).
+func TestJobsFlag(t *testing.T) {
+	in := fx + "ftrace-hackbench-cyclictest/trace.txt.gz"
+	for _, v := range []string{"-1", "257"} {
+		_, stderr, code := execute(t, "tasks", "--jobs", v, in)
+		if code != 2 || !strings.Contains(stderr, "--jobs "+v+": want 0") {
+			t.Errorf("--jobs %s: exit %d, want a usage error: %s", v, code, stderr)
+		}
+	}
+	if _, stderr, code := execute(t, "tasks", "--jobs", "2", in); code != 0 {
+		t.Errorf("--jobs 2: exit %d: %s", code, stderr)
+	}
+}
