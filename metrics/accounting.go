@@ -134,6 +134,14 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 		cpus[c].CPU = timeline.CPU(c)
 	}
 	hasWakeup := tl.HasWakeup
+	// The event counters need no walk: they run beside it, on their own
+	// fields of tasks and cpus (and their own seen).
+	counted := make([]bool, len(tl.Tasks))
+	done := make(chan struct{})
+	go func() {
+		countEvents(tl, win, tasks, cpus, counted)
+		close(done)
+	}()
 	// Per-CPU coverage to derive unobserved time: what Walk hands out
 	// covers known time; the rest of the window is unobserved.
 	covered := make([]int64, tl.NCPU)
@@ -187,33 +195,10 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 			tt.UnknownNs += d
 		}
 	})
-	for i := range tl.Times {
-		t := tl.Times[i]
-		if !win.has(t) {
-			continue
-		}
-		c := tl.CPUs[i]
-		switch tl.Kinds[i] {
-		case timeline.KindSwitch:
-			cpus[c].Switches++
-			if n := tl.TaskOf[i]; n != timeline.NoTask && !tl.Tasks[n].Idle {
-				tasks[n].SwitchesIn++
-				seen[n] = true
-			}
-			if p := tl.Other[i]; p != timeline.NoTask && !tl.Tasks[p].Idle && tl.States[i].Runnable() {
-				tasks[p].Preemptions++
-			}
-		case timeline.KindMigrate:
-			if id := tl.TaskOf[i]; id != timeline.NoTask {
-				tasks[id].Migrations++
-				seen[id] = true
-			}
-			if d := tl.Args[i]; d >= 0 && int(d) < len(cpus) {
-				cpus[d].MigrationsIn++
-			}
-			if o := tl.Args2[i]; o >= 0 && int(o) < len(cpus) {
-				cpus[o].MigrationsOut++
-			}
+	<-done
+	for id, c := range counted {
+		if c {
+			seen[id] = true
 		}
 	}
 	for _, inc := range tl.Inconsistencies() {
@@ -270,4 +255,38 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 		return a.PID < b.PID
 	})
 	return acc
+}
+
+// countEvents adds the switch, preemption and migration counts of the
+// events in win to tasks and cpus, and marks the tasks they name in seen.
+func countEvents(tl *timeline.Timeline, win Window, tasks []TaskTimes, cpus []CPUTimes, seen []bool) {
+	for i := range tl.Times {
+		t := tl.Times[i]
+		if !win.has(t) {
+			continue
+		}
+		c := tl.CPUs[i]
+		switch tl.Kinds[i] {
+		case timeline.KindSwitch:
+			cpus[c].Switches++
+			if n := tl.TaskOf[i]; n != timeline.NoTask && !tl.Tasks[n].Idle {
+				tasks[n].SwitchesIn++
+				seen[n] = true
+			}
+			if p := tl.Other[i]; p != timeline.NoTask && !tl.Tasks[p].Idle && tl.States[i].Runnable() {
+				tasks[p].Preemptions++
+			}
+		case timeline.KindMigrate:
+			if id := tl.TaskOf[i]; id != timeline.NoTask {
+				tasks[id].Migrations++
+				seen[id] = true
+			}
+			if d := tl.Args[i]; d >= 0 && int(d) < len(cpus) {
+				cpus[d].MigrationsIn++
+			}
+			if o := tl.Args2[i]; o >= 0 && int(o) < len(cpus) {
+				cpus[o].MigrationsOut++
+			}
+		}
+	}
 }
