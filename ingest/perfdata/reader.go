@@ -43,6 +43,7 @@ type Reader struct {
 	src     *bufio.Reader // the record stream
 	pos     int64         // file offset of the next record in src
 	end     int64         // end of the data section; -1 in pipe mode
+	data    int64         // size of the data section; 0 in pipe mode
 	pipe    bool
 	spool   *os.File // file-mode input copied to a temporary file
 	zdec    *zstream
@@ -207,7 +208,7 @@ func (r *Reader) openFile(ra io.ReaderAt, size int64) *parse.ParseError {
 		r.tracing = td
 	}
 	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(h.data.off), int64(h.data.size)), bufSize)
-	r.pos, r.end = int64(h.data.off), int64(h.data.off+h.data.size)
+	r.pos, r.end, r.data = int64(h.data.off), int64(h.data.off+h.data.size), int64(h.data.size)
 	return nil
 }
 
