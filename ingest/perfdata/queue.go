@@ -74,9 +74,12 @@ type queue struct {
 
 	out    []qent // handed out before anything pending (records without a time)
 	outPos int
-	last   qent // the record handed out last, released at the next call
-	hasOut bool
-	seq    uint32
+	// the chunk and offset of the record handed out last, released at
+	// the next call
+	lastChunk int32
+	lastOff   uint32
+	hasOut    bool
+	seq       uint32
 
 	nextFlush uint64 // hand out up to this time at the next round's end
 	maxTime   uint64
@@ -86,6 +89,21 @@ type fifo struct {
 	e        []qent
 	head     int
 	unsorted bool
+}
+
+// room makes room at the end of a full FIFO: in place when a quarter or
+// more of it was handed out, else in a new array of twice the size
+// (append's growth by a quarter would copy the FIFO, and the part handed
+// out, more often).
+func (f *fifo) room() {
+	live := f.e[f.head:]
+	if f.head >= len(f.e)/4 {
+		f.e, f.head = f.e[:copy(f.e, live)], 0
+		return
+	}
+	e := make([]qent, len(live), 2*cap(f.e))
+	copy(e, live)
+	f.e, f.head = e, 0
 }
 
 // maxQueued caps the bytes queued; past it the older half is handed out
@@ -137,46 +155,56 @@ func (q *queue) newChunk(need int) int32 {
 }
 
 // release marks a handed-out record's bytes free.
-func (q *queue) release(qe *qent) {
-	if qe.chunk < 0 {
+func (q *queue) release(chunk int32, off uint32) {
+	if chunk < 0 {
 		return
 	}
-	q.queued -= 20 + int(binary.LittleEndian.Uint32(q.chunks[qe.chunk][qe.off+16:]))
-	if q.live[qe.chunk]--; q.live[qe.chunk] == 0 && qe.chunk != q.cur {
-		q.free = append(q.free, qe.chunk)
+	q.queued -= 20 + int(binary.LittleEndian.Uint32(q.chunks[chunk][off+16:]))
+	if q.live[chunk]--; q.live[chunk] == 0 && chunk != q.cur {
+		q.free = append(q.free, chunk)
 	}
 }
 
 // add queues e with its payload p; timed says whether it has a time to be
-// ordered by.
+// ordered by. The entry is written in place, field by field (a qent built
+// aside and copied in costs a store-forwarding stall per record).
 func (q *queue) add(e *entry, p []byte, timed bool) {
-	qe := qent{time: e.time, at: e.at, seq: q.seq, cpu: e.cpu, chunk: -1, meta: uint32(e.typ) | uint32(e.flags)<<8}
+	var qe *qent
+	if timed {
+		q.maxTime = max(q.maxTime, e.time)
+		b := 0
+		if e.flags&hasCPU != 0 {
+			b = int(e.cpu) + 1
+		}
+		for len(q.pend) <= b {
+			q.pend = append(q.pend, fifo{e: make([]qent, 0, 1024)})
+		}
+		f := &q.pend[b]
+		n := len(f.e)
+		if n > f.head && f.e[n-1].time > e.time {
+			f.unsorted = true
+		}
+		if n == cap(f.e) {
+			f.room()
+			n = len(f.e)
+		}
+		f.e = f.e[:n+1]
+		qe = &f.e[n]
+		q.npending++
+	} else {
+		q.out = append(q.out, qent{})
+		qe = &q.out[len(q.out)-1]
+	}
+	qe.time, qe.at, qe.seq, qe.cpu = e.time, e.at, q.seq, e.cpu
+	qe.chunk, qe.off, qe.meta = -1, 0, uint32(e.typ)|uint32(e.flags)<<8
 	q.seq++
 	if e.spec != nil {
 		qe.meta |= uint32(q.specIndex(e.spec)) << 16
 	}
 	if e.typ != recSample || e.spec == nil || e.spec.kind != timeline.KindUnknown {
-		q.store(e, p, &qe)
+		q.store(e, p, qe)
 	}
-	if !timed {
-		q.out = append(q.out, qe)
-		return
-	}
-	q.maxTime = max(q.maxTime, e.time)
-	b := 0
-	if e.flags&hasCPU != 0 {
-		b = int(e.cpu) + 1
-	}
-	for len(q.pend) <= b {
-		q.pend = append(q.pend, fifo{e: make([]qent, 0, 1024)})
-	}
-	f := &q.pend[b]
-	if n := len(f.e); n > f.head && f.e[n-1].time > e.time {
-		f.unsorted = true
-	}
-	f.e = append(f.e, qe)
-	q.npending++
-	if q.queued > maxQueued && q.npending > 1 && !q.merging {
+	if timed && q.queued > maxQueued && q.npending > 1 && !q.merging {
 		q.startMerge(0, true, q.npending/2)
 	}
 }
@@ -274,20 +302,20 @@ func (q *queue) ready() bool { return q.outPos < len(q.out) || q.merging }
 // call), or false.
 func (q *queue) next(e *entry) ([]byte, bool) {
 	if q.hasOut {
-		q.release(&q.last)
+		q.release(q.lastChunk, q.lastOff)
 		q.hasOut = false
 	}
-	var qe qent
+	// Fields are copied one by one, before the FIFOs move (endMerge).
 	switch {
 	case q.outPos < len(q.out):
-		qe = q.out[q.outPos]
+		q.take(&q.out[q.outPos], e)
 		q.outPos++
 		if q.outPos == len(q.out) {
 			q.out, q.outPos = q.out[:0], 0
 		}
 	case q.merging:
 		f := &q.pend[q.heap[0]]
-		qe = f.e[f.head]
+		q.take(&f.e[f.head], e)
 		f.head++
 		q.npending--
 		if q.maxN > 0 {
@@ -307,19 +335,31 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 	default:
 		return nil, false
 	}
-	q.last, q.hasOut = qe, true
-	*e = entry{time: qe.time, at: qe.at, cpu: qe.cpu, typ: uint8(qe.meta), flags: uint8(qe.meta >> 8)}
+	q.hasOut = true
+	if q.lastChunk < 0 {
+		return nil, true
+	}
+	c := q.chunks[q.lastChunk][q.lastOff:]
+	n := binary.LittleEndian.Uint32(c[16:])
+	return c[20 : 20+n], true
+}
+
+// take copies what delivery needs of qe into e, and notes qe's chunk and
+// offset for release.
+func (q *queue) take(qe *qent, e *entry) {
+	e.time, e.at, e.cpu = qe.time, qe.at, qe.cpu
+	e.typ, e.flags = uint8(qe.meta), uint8(qe.meta>>8)
+	e.spec = nil
 	if s := qe.meta >> 16; s > 0 {
 		e.spec = q.specs[s-1]
 	}
-	if qe.chunk < 0 {
-		return nil, true
+	e.pid, e.tid, e.arg = 0, 0, 0
+	q.lastChunk, q.lastOff = qe.chunk, qe.off
+	if qe.chunk >= 0 {
+		c := q.chunks[qe.chunk][qe.off:]
+		le := binary.LittleEndian
+		e.pid = int32(le.Uint32(c))
+		e.tid = int32(le.Uint32(c[4:]))
+		e.arg = le.Uint64(c[8:])
 	}
-	c := q.chunks[qe.chunk][qe.off:]
-	le := binary.LittleEndian
-	e.pid = int32(le.Uint32(c))
-	e.tid = int32(le.Uint32(c[4:]))
-	e.arg = le.Uint64(c[8:])
-	n := le.Uint32(c[16:])
-	return c[20 : 20+n], true
 }

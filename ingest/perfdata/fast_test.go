@@ -1,0 +1,89 @@
+package perfdata
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// TestFastSampleIsDecode: on every sample of the captures, fastSample
+// either declines or gives decode's entry and payload, and it takes the
+// common ones (all but the first sample of each attribute).
+func TestFastSampleIsDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"fixture", readFixture(t)},
+		{"z", readZst(t, "testdata/z.data.zst")},
+		{"lost", readZst(t, "testdata/lost.data.zst")},
+		{"pipe", readZst(t, "testdata/pipe.data.zst")},
+	} {
+		r, err := NewReader(bytes.NewReader(tc.data), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples, fast := 0, 0
+		for {
+			typ, rec, at, err := r.nextRecord()
+			if err != nil {
+				break
+			}
+			switch typ {
+			case recHeaderAttr:
+				if perr := r.pipeAttr(rec, at); perr != nil {
+					t.Fatal(perr)
+				}
+			case recTracingData:
+				if perr := r.pipeTracingData(rec, at); perr != nil {
+					t.Fatal(perr)
+				}
+			}
+			if typ != recSample {
+				continue
+			}
+			samples++
+			var fe entry
+			fp, ok := r.fastSample(rec, at, &fe)
+			e, p, dok, perr := r.decode(typ, rec, at)
+			if perr != nil || !dok {
+				t.Fatalf("%s: sample at %#x: decode: %v, ok %v", tc.name, at, perr, dok)
+			}
+			if !ok {
+				continue
+			}
+			fast++
+			if fe != e || !bytes.Equal(fp, p) || (fp == nil) != (p == nil) {
+				t.Fatalf("%s: sample at %#x: fastSample %+v %x, decode %+v %x", tc.name, at, fe, fp, e, p)
+			}
+		}
+		// Each attribute's first sample goes through decode, which
+		// makes its spec.
+		if samples == 0 || fast < samples-len(r.attrs) {
+			t.Errorf("%s: fastSample took %d of %d samples", tc.name, fast, samples)
+		}
+	}
+}
+
+// TestCommCache: ids are Strings' own, whatever the slot holds: the
+// same pid with another comm, two pids sharing a slot, a comm too long
+// for a slot, the empty comm.
+func TestCommCache(t *testing.T) {
+	strs := timeline.NewStrings()
+	c := commCache{strs: strs}
+	for i, tc := range []struct {
+		pid  timeline.TID
+		comm string
+	}{
+		{1, "hackbench"}, {1, "hackbench"}, {1, "sh"}, {1, "hackbench"},
+		{1 + commSlots, "perf"}, {1, "hackbench"}, {1 + commSlots, "perf"},
+		{2, "a-name-longer-than-16"}, {2, "a-name-longer-than-16"},
+		{3, ""}, {-1, "kworker/0:1"}, {-1, "kworker/0:1"}, {0, "swapper/0"},
+	} {
+		if got, want := c.id(tc.pid, []byte(tc.comm)), strs.IDString(tc.comm); got != want {
+			t.Errorf("%d: pid %d %q: id %d, Strings has %d", i, tc.pid, tc.comm, got, want)
+		}
+	}
+}
