@@ -60,14 +60,15 @@ func (q *refQueue) round() []refRec {
 // (a few CPUs and records without one, each CPU's times mostly rising,
 // some going back, some records without a time, payloads of every size)
 // and rounds, and wants the same records out in the same order, with
-// their fields and payloads, through FIFOs that grow and are compacted.
-// Payloads fill several chunks, which are reused.
+// their fields (the CPU too) and payloads, through FIFOs that take blocks
+// and give them back, and payloads that fill chunks and reuse them.
 func TestQueueOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 20 {
 		q := newQueue()
 		var ref refQueue
 		var got, want []refRec
+		cpus := []int32{0} // by id
 		payload := func(id uint64) []byte {
 			p := make([]byte, id%700)
 			for i := range p {
@@ -83,7 +84,7 @@ func TestQueueOrder(t *testing.T) {
 					return
 				}
 				id := e.arg
-				if e.time != 0 && e.at != int64(id) || e.tid != int32(id) || string(p) != string(payload(id)) {
+				if e.at != int64(id) || e.tid != int32(id) || e.cpu != cpus[id] || string(p) != string(payload(id)) {
 					t.Fatalf("trial %d: record %d came out as %+v with %d payload bytes", trial, id, e, len(p))
 				}
 				got = append(got, refRec{e.time, id})
@@ -91,8 +92,8 @@ func TestQueueOrder(t *testing.T) {
 		}
 		clock := make([]uint64, 5)
 		var id uint64
-		// Rounds of ~50 records up to ~5000 a CPU, so that FIFOs outgrow
-		// their first 1024 entries and are compacted in place.
+		// Rounds of ~50 records up to ~5000 a CPU, so that FIFOs span
+		// several blocks.
 		perRound := []int{50, 500, 5000, 20000}[trial%4]
 		for range 5000 + trial*1000 {
 			switch x := rng.IntN(100); {
@@ -112,6 +113,7 @@ func TestQueueOrder(t *testing.T) {
 				if b > 0 {
 					e.cpu, e.flags = int32(b-1), e.flags|hasCPU
 				}
+				cpus = append(cpus, e.cpu)
 				if !timed {
 					e.time, e.flags = 0, e.flags&^hasTime
 				}
