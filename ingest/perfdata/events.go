@@ -173,6 +173,16 @@ func (r *raw) int(f *field) int64 {
 
 // str reads a char array or __data_loc string up to its NUL.
 func (r *raw) str(f *field) []byte {
+	b := r.chars(f)
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return b
+}
+
+// chars reads a char array or __data_loc string whole, NUL and what
+// follows it included (a comm for commCache, which cuts it).
+func (r *raw) chars(f *field) []byte {
 	if !r.in(f) {
 		return nil
 	}
@@ -192,9 +202,6 @@ func (r *raw) str(f *field) []byte {
 		b = r.b[f.off:] // char x[] at the end
 	default:
 		b = r.b[f.off : f.off+f.size]
-	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
 	}
 	return b
 }
@@ -246,11 +253,11 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 	var comm, ocomm []byte
 	switch s.kind {
 	case timeline.KindSwitch:
-		ocomm = r.str(&f[0])
+		ocomm = r.chars(&f[0])
 		ev.Other = pidOf(r.int(&f[1]))
 		ev.OPrio = prioOf(r.int(&f[2]))
 		st := uint64(r.int(&f[3]))
-		comm = r.str(&f[4])
+		comm = r.chars(&f[4])
 		ev.Task = pidOf(r.int(&f[5]))
 		ev.Prio = prioOf(r.int(&f[6]))
 		if r.bad == "" {
@@ -261,7 +268,7 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 			ev.State = state
 		}
 	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
-		comm = r.str(&f[0])
+		comm = r.chars(&f[0])
 		ev.Task = pidOf(r.int(&f[1]))
 		ev.Prio = prioOf(r.int(&f[2]))
 		ev.Arg = -1
@@ -271,15 +278,15 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 		ev.Other = sc.tid
 		ev.OComm = sc.comm
 	case timeline.KindMigrate:
-		comm = r.str(&f[0])
+		comm = r.chars(&f[0])
 		ev.Task = pidOf(r.int(&f[1]))
 		ev.Prio = prioOf(r.int(&f[2]))
 		ev.Arg2 = r.int(&f[3])
 		ev.Arg = r.int(&f[4])
 	case timeline.KindFork:
-		ocomm = r.str(&f[0])
+		ocomm = r.chars(&f[0])
 		ev.Other = pidOf(r.int(&f[1]))
-		comm = r.str(&f[2])
+		comm = r.chars(&f[2])
 		ev.Task = pidOf(r.int(&f[3]))
 	case timeline.KindExec:
 		file := r.str(&f[0])
@@ -290,20 +297,20 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 			comm = execComm(file)
 		}
 	case timeline.KindExit, timeline.KindFree:
-		comm = r.str(&f[0])
+		comm = r.chars(&f[0])
 		ev.Task = pidOf(r.int(&f[1]))
 		ev.Prio = prioOf(r.int(&f[2]))
 	case timeline.KindNewTask:
 		ev.Task = pidOf(r.int(&f[0]))
-		comm = r.str(&f[1])
+		comm = r.chars(&f[1])
 		ev.Other = sc.tid
 	case timeline.KindRename:
 		ev.Task = sc.tid
 		if s.has[0] {
 			ev.Task = pidOf(r.int(&f[0]))
 		}
-		ocomm = r.str(&f[1])
-		comm = r.str(&f[2])
+		ocomm = r.chars(&f[1])
+		comm = r.chars(&f[2])
 	case timeline.KindIdle:
 		st := r.int(&f[0])
 		if uint32(st) == math.MaxUint32 {

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest/parse"
@@ -67,9 +68,10 @@ func TestFastSampleIsDecode(t *testing.T) {
 	}
 }
 
-// TestCommCache: ids are Strings' own, whatever the slot holds: the
-// same pid with another comm, two pids sharing a slot, a comm too long
-// for a slot, the empty comm.
+// TestCommCache: ids are Strings' own, of the bytes up to the first NUL,
+// whatever the slot holds: the same pid with another comm, two pids
+// sharing a slot, a comm too long for a slot, the empty comm, char arrays
+// whose bytes after the NUL differ.
 func TestCommCache(t *testing.T) {
 	strs := timeline.NewStrings()
 	c := commCache{strs: strs}
@@ -81,8 +83,12 @@ func TestCommCache(t *testing.T) {
 		{1 + commSlots, "perf"}, {1, "hackbench"}, {1 + commSlots, "perf"},
 		{2, "a-name-longer-than-16"}, {2, "a-name-longer-than-16"},
 		{3, ""}, {-1, "kworker/0:1"}, {-1, "kworker/0:1"}, {0, "swapper/0"},
+		// a char array: the string ends at the first NUL, whatever follows
+		{4, "hackbench\x00\x00\x00\x00\x00\x00\x00"}, {4, "hackbench\x00\x00\x00\x00\x00\x00\x00"},
+		{4, "hackbench\x00junk\x00\x00\x00"}, {4, "sh\x00ckbench\x00junk\x00"}, {4, "\x00h"},
 	} {
-		if got, want := c.id(tc.pid, []byte(tc.comm)), strs.IDString(tc.comm); got != want {
+		str, _, _ := strings.Cut(tc.comm, "\x00")
+		if got, want := c.id(tc.pid, []byte(tc.comm)), strs.IDString(str); got != want {
 			t.Errorf("%d: pid %d %q: id %d, Strings has %d", i, tc.pid, tc.comm, got, want)
 		}
 	}
