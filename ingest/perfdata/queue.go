@@ -108,8 +108,9 @@ type queue struct {
 // out.
 type fifo struct {
 	blocks   []*[blockLen]qent
-	head     int // the first record's index in blocks[0]
-	n        int // records
+	head     int    // the first record's index in blocks[0]
+	n        int    // records
+	last     uint64 // the last record's time, when n > 0
 	unsorted bool
 }
 
@@ -166,6 +167,7 @@ func (f *fifo) sort() {
 	for i := range e {
 		*f.at(i) = e[i]
 	}
+	f.last = e[len(e)-1].time
 	f.unsorted = false
 }
 
@@ -194,12 +196,17 @@ func (q *queue) store(e *entry, p []byte, qe *qent) {
 		q.cur = q.newChunk(need)
 	}
 	c := q.chunks[q.cur]
-	qe.chunk, qe.off = q.cur, uint32(len(c))
-	c = binary.LittleEndian.AppendUint32(c, uint32(e.pid))
-	c = binary.LittleEndian.AppendUint32(c, uint32(e.tid))
-	c = binary.LittleEndian.AppendUint64(c, e.arg)
-	c = binary.LittleEndian.AppendUint32(c, uint32(len(p)))
-	q.chunks[q.cur] = append(c, p...)
+	n := len(c)
+	qe.chunk, qe.off = q.cur, uint32(n)
+	c = c[:n+need]
+	h := c[n : n+recHdr]
+	le := binary.LittleEndian
+	le.PutUint32(h, uint32(e.pid))
+	le.PutUint32(h[4:], uint32(e.tid))
+	le.PutUint64(h[8:], e.arg)
+	le.PutUint32(h[16:], uint32(len(p)))
+	copy(c[n+recHdr:], p)
+	q.chunks[q.cur] = c
 	q.live[q.cur]++
 	q.queued += need
 }
@@ -244,9 +251,10 @@ func (q *queue) add(e *entry, p []byte, timed bool) {
 			q.pend = append(q.pend, fifo{})
 		}
 		f := &q.pend[b]
-		if f.n > 0 && f.at(f.n-1).time > e.time {
+		if f.n > 0 && f.last > e.time {
 			f.unsorted = true
 		}
+		f.last = e.time
 		qe = q.push(f)
 		q.npending++
 	} else {
