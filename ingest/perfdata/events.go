@@ -128,14 +128,20 @@ type raw struct {
 	bad string
 }
 
+// in reports whether f is inside the payload (small enough to be inlined:
+// the message is short's).
 func (r *raw) in(f *field) bool {
-	if f.off+f.size > len(r.b) {
-		if r.bad == "" {
-			r.bad = fmt.Sprintf("field %s at offset %d size %d: the payload has %d bytes", f.name, f.off, f.size, len(r.b))
-		}
-		return false
+	if f.off+f.size <= len(r.b) {
+		return true
 	}
-	return true
+	r.short(f)
+	return false
+}
+
+func (r *raw) short(f *field) {
+	if r.bad == "" {
+		r.bad = fmt.Sprintf("field %s at offset %d size %d: the payload has %d bytes", f.name, f.off, f.size, len(r.b))
+	}
 }
 
 // int reads an integer field of 1, 2, 4 or 8 bytes.
