@@ -47,3 +47,49 @@ func (c *commCache) id(pid timeline.TID, b []byte) timeline.CommID {
 	}
 	return id
 }
+
+// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit
+// (include/linux/threads.h): threadNames indexes a slice below it.
+const pidMaxLimit = 4 << 20
+
+// threadNames is perf's name for each thread, from COMM and FORK records
+// (a thread's entry in perf's machine__findnew_thread): a slice indexed by
+// tid, as large as the largest tid seen, and a map for tids outside
+// 0..pidMaxLimit.
+type threadNames struct {
+	ids   []timeline.CommID // id+1 by tid, 0 for none
+	other map[int32]timeline.CommID
+}
+
+func (t *threadNames) get(tid int32) (timeline.CommID, bool) {
+	if uint32(tid) < pidMaxLimit {
+		if int(tid) < len(t.ids) && t.ids[tid] != 0 {
+			return t.ids[tid] - 1, true
+		}
+		return 0, false
+	}
+	c, ok := t.other[tid]
+	return c, ok
+}
+
+func (t *threadNames) set(tid int32, c timeline.CommID) {
+	if uint32(tid) >= pidMaxLimit {
+		if t.other == nil {
+			t.other = map[int32]timeline.CommID{}
+		}
+		t.other[tid] = c
+		return
+	}
+	if int(tid) >= len(t.ids) {
+		t.ids = append(t.ids, make([]timeline.CommID, int(tid)+1-len(t.ids))...)
+	}
+	t.ids[tid] = c + 1
+}
+
+func (t *threadNames) del(tid int32) {
+	if uint32(tid) >= pidMaxLimit {
+		delete(t.other, tid)
+	} else if int(tid) < len(t.ids) {
+		t.ids[tid] = 0
+	}
+}

@@ -66,8 +66,8 @@ type Reader struct {
 	info     *headerInfo
 
 	q       queue
-	threads map[int32]timeline.CommID // perf's name for each thread, from COMM and FORK records
-	comms   commCache                 // the payloads' comms
+	threads threadNames // perf's name for each thread, from COMM and FORK records
+	comms   commCache   // the payloads' comms
 
 	cpuLost parse.LostCPUs // per CPU: last record time, a loss not yet handed out
 	maxCPU  int
@@ -101,14 +101,14 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	}
 	rd := &Reader{
 		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
-		byID: map[uint64]*attr{}, threads: map[int32]timeline.CommID{}, maxCPU: -1,
+		byID: map[uint64]*attr{}, maxCPU: -1,
 		features: map[int][]byte{},
 		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(), sidPos: -1,
 	}
 	rd.comms.strs = strs
 	// perf names the idle task before reading any record
 	// (perf_session__register_idle_thread in tools/perf/util/session.c).
-	rd.threads[0] = strs.IDString("swapper")
+	rd.threads.set(0, strs.IDString("swapper"))
 	if f, ok := r.(*os.File); ok {
 		// A file handed over after sniffing: read it from the start.
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {

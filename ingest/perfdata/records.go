@@ -449,15 +449,15 @@ func (r *Reader) decode(typ uint32, rec []byte, at int64) (e entry, payload []by
 func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.ParseError) {
 	switch e.typ {
 	case recComm:
-		r.threads[e.tid] = r.strs.ID(p)
+		r.threads.set(e.tid, r.strs.ID(p))
 		return false, nil
 	case recFork:
 		// The child takes its parent's name when perf knows it
 		// (thread__fork in tools/perf/util/thread.c); a reused tid starts
 		// afresh.
-		delete(r.threads, e.tid)
-		if c, ok := r.threads[e.pid]; ok {
-			r.threads[e.tid] = c
+		r.threads.del(e.tid)
+		if c, ok := r.threads.get(e.pid); ok {
+			r.threads.set(e.tid, c)
 		}
 		return false, nil
 	case recLost, recLostSamples:
@@ -492,7 +492,7 @@ func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.P
 			ev.TGID = e.pid
 			sc.tid = timeline.TID(e.tid)
 			if spec.ctxComm {
-				if c, ok := r.threads[e.tid]; ok {
+				if c, ok := r.threads.get(e.tid); ok {
 					sc.comm = c
 				}
 			}
