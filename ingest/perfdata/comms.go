@@ -49,27 +49,34 @@ func (c *commCache) id(pid timeline.TID, b []byte) timeline.CommID {
 }
 
 // pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit
-// (include/linux/threads.h): threadNames indexes a slice below it.
+// (include/linux/threads.h): threadNames keeps the tids below it in a
+// table.
 const pidMaxLimit = 4 << 20
 
+// namePage is the unit of threadNames' table, in tids.
+const namePage = 4096
+
 // threadNames is perf's name for each thread, from COMM and FORK records
-// (a thread's entry in perf's machine__findnew_thread): a slice indexed by
-// tid, as large as the largest tid seen, and a map for tids outside
-// 0..pidMaxLimit.
+// (a thread's entry in perf's machine__findnew_thread): a table indexed by
+// tid, in pages of namePage tids made when a tid in them is first named
+// (tids are dense, but may run into the millions where pid_max is
+// raised), and a map for tids outside 0..pidMaxLimit.
 type threadNames struct {
-	ids   []timeline.CommID // id+1 by tid, 0 for none
+	pages []*[namePage]timeline.CommID // id+1 by tid, 0 for none
 	other map[int32]timeline.CommID
 }
 
 func (t *threadNames) get(tid int32) (timeline.CommID, bool) {
-	if uint32(tid) < pidMaxLimit {
-		if int(tid) < len(t.ids) && t.ids[tid] != 0 {
-			return t.ids[tid] - 1, true
-		}
-		return 0, false
+	if uint32(tid) >= pidMaxLimit {
+		c, ok := t.other[tid]
+		return c, ok
 	}
-	c, ok := t.other[tid]
-	return c, ok
+	if p := int(tid / namePage); p < len(t.pages) && t.pages[p] != nil {
+		if c := t.pages[p][tid%namePage]; c != 0 {
+			return c - 1, true
+		}
+	}
+	return 0, false
 }
 
 func (t *threadNames) set(tid int32, c timeline.CommID) {
@@ -80,16 +87,20 @@ func (t *threadNames) set(tid int32, c timeline.CommID) {
 		t.other[tid] = c
 		return
 	}
-	if int(tid) >= len(t.ids) {
-		t.ids = append(t.ids, make([]timeline.CommID, int(tid)+1-len(t.ids))...)
+	p := int(tid / namePage)
+	if p >= len(t.pages) {
+		t.pages = append(t.pages, make([]*[namePage]timeline.CommID, p+1-len(t.pages))...)
 	}
-	t.ids[tid] = c + 1
+	if t.pages[p] == nil {
+		t.pages[p] = new([namePage]timeline.CommID)
+	}
+	t.pages[p][tid%namePage] = c + 1
 }
 
 func (t *threadNames) del(tid int32) {
 	if uint32(tid) >= pidMaxLimit {
 		delete(t.other, tid)
-	} else if int(tid) < len(t.ids) {
-		t.ids[tid] = 0
+	} else if p := int(tid / namePage); p < len(t.pages) && t.pages[p] != nil {
+		t.pages[p][tid%namePage] = 0
 	}
 }

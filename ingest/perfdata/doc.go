@@ -40,7 +40,7 @@
 //     and payloads in fixed chunks, reused, so that its memory follows
 //     what two rounds hold, whatever the file's size.
 //   - comms.go: the payloads' comms interned through a per-pid cache,
-//     and perf's thread names (COMM, FORK) by tid.
+//     and perf's thread names (COMM, FORK) in a table by tid.
 //   - estimate.go: the event count the data section may hold, with which
 //     ingest sizes the Builder.
 //   - zstream.go: PERF_RECORD_COMPRESSED payloads as one zstd stream.

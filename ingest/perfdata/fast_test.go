@@ -94,8 +94,8 @@ func TestCommCache(t *testing.T) {
 	}
 }
 
-// TestThreadNames: the slice below PID_MAX_LIMIT and the map outside it
-// behave as one map.
+// TestThreadNames: the paged table below PID_MAX_LIMIT and the map
+// outside it behave as one map.
 func TestThreadNames(t *testing.T) {
 	var tn threadNames
 	ref := map[int32]timeline.CommID{}
@@ -105,6 +105,7 @@ func TestThreadNames(t *testing.T) {
 		c   timeline.CommID
 	}{
 		{false, 0, 7}, {false, 5, 0}, {false, 100, 3}, {false, pidMaxLimit - 1, 4},
+		{false, namePage - 1, 11}, {false, namePage, 12}, {true, namePage - 1, 0}, {true, 3 * namePage, 0},
 		{false, pidMaxLimit, 5}, {false, -1, 6}, {false, 1 << 30, 8},
 		{true, 5, 0}, {true, 99, 0}, {true, pidMaxLimit, 0}, {false, 5, 9}, {true, -1, 0},
 		{true, 1<<31 - 1, 0}, {false, 100, 10},
@@ -116,7 +117,7 @@ func TestThreadNames(t *testing.T) {
 			tn.set(op.tid, op.c)
 			ref[op.tid] = op.c
 		}
-		for _, tid := range []int32{0, 5, 99, 100, 101, pidMaxLimit - 1, pidMaxLimit, -1, 1 << 30, 1<<31 - 1} {
+		for _, tid := range []int32{0, 5, 99, 100, 101, namePage - 1, namePage, 3 * namePage, pidMaxLimit - 1, pidMaxLimit, -1, 1 << 30, 1<<31 - 1} {
 			c, ok := tn.get(tid)
 			if rc, rok := ref[tid]; c != rc || ok != rok {
 				t.Fatalf("after op %d: tid %d: got %d %v, want %d %v", i, tid, c, ok, rc, rok)
