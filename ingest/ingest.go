@@ -245,6 +245,10 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 			if size := sizeOf(r); size > 0 && f.eventBytes > 0 && s.Compression == "" {
 				s.events = int(min(size/f.eventBytes, maxEventHint))
 			}
+			// A binary reader that knows its data's size (perf.data) estimates.
+			if e, ok := rd.(interface{ EventEstimate() int }); ok {
+				s.events = min(e.EventEstimate(), maxEventHint)
+			}
 			return s, nil
 		}
 	}

@@ -55,3 +55,51 @@ func TestPresizedBuildIsTheSame(t *testing.T) {
 		}
 	}
 }
+
+// TestPresizedPerfData: a perf.data's reader estimates its events from the
+// data section (perfdata.Reader.EventEstimate), the estimate reaches the
+// Builder, and the Timeline is the one an unsized build gives.
+func TestPresizedPerfData(t *testing.T) {
+	f := "perf-hackbench-cyclictest/perf.data.zst"
+	raw, err := os.ReadFile(real + f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	if err := decompressTo(&plain, raw); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *Stream {
+		s, err := NewStream(bytes.NewReader(plain.Bytes()), Options{Name: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	est := s.events
+	sized, err := load(s, f, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	s.events = 0
+	unsized, err := load(s, f, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sized.Timeline.Len(); est < n || est > 2*n {
+		t.Errorf("estimate %d events, the trace has %d: want at least that, at most twice", est, n)
+	}
+	if sized.Timeline.Strings.Len() != unsized.Timeline.Strings.Len() {
+		t.Fatalf("string tables differ")
+	}
+	a, b := *sized.Timeline, *unsized.Timeline
+	a.Strings, b.Strings = nil, nil
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the pre-sized build differs from the unsized one")
+	}
+	if c, n := cap(sized.Timeline.Times), len(sized.Timeline.Times); c != n {
+		t.Errorf("Times has cap %d, len %d: the columns must be clipped", c, n)
+	}
+}

@@ -32,9 +32,17 @@
 //     missing), and the payload decoding.
 //   - records.go: finding a record's attribute by its sample id, decoding
 //     PERF_RECORD_SAMPLE by sample_type and the sample_id trailer of other
-//     records, COMM/FORK (perf's thread names), LOST/LOST_SAMPLES.
+//     records, COMM/FORK (perf's thread names), LOST/LOST_SAMPLES; the
+//     common sample (fixed layout, known event) by a fast path that
+//     decodes the same entry.
 //   - queue.go: perf's FINISHED_ROUND ordering, as ordered_events does it,
-//     with one FIFO per CPU and a lazy k-way merge.
+//     with one FIFO per CPU and a lazy k-way merge; FIFOs of fixed blocks
+//     and payloads in fixed chunks, reused, so that its memory follows
+//     what two rounds hold, whatever the file's size.
+//   - comms.go: the payloads' comms interned through a per-pid cache,
+//     and perf's thread names (COMM, FORK) in a table by tid.
+//   - estimate.go: the event count the data section may hold, with which
+//     ingest sizes the Builder.
 //   - zstream.go: PERF_RECORD_COMPRESSED payloads as one zstd stream.
 //   - reader.go, finish.go: the Reader, pipe-mode header records, Meta.
 //

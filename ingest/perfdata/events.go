@@ -74,17 +74,24 @@ type eventSpec struct {
 	fields []field
 	has    []bool
 	states stateTable
+	small  []uint32 // state+1 of a prev_state below len(small), 0 if not seen
 	cache  map[uint64]timeline.State
-	idx    int   // 1 + its index in the queue's spec table, 0 before it is queued
-	count  int64 // samples not yet counted in Meta.Unknown
+	// ctxComm says fill reads sampleCtx.comm (perf's name for the running
+	// task), which costs a lookup.
+	ctxComm bool
+	idx     int   // 1 + its index in the queue's spec table, 0 before it is queued
+	count   int64 // samples not yet counted in Meta.Unknown
 }
 
 // newSpec builds the spec of a tracepoint format, checking that the fields
 // the kind needs are there.
 func newSpec(f *eventFormat, file string) (*eventSpec, *parse.ParseError) {
 	s := &eventSpec{kind: kindOf(f.sys, f.name), name: f.name}
-	if s.kind == timeline.KindUnknown {
+	switch s.kind {
+	case timeline.KindUnknown:
 		return s, nil
+	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindExec:
+		s.ctxComm = true
 	}
 	for _, want := range fieldsOf[s.kind] {
 		opt := want[0] == '?'
@@ -109,6 +116,7 @@ func newSpec(f *eventFormat, file string) (*eventSpec, *parse.ParseError) {
 				Msg: "print fmt: want a __print_flags table for prev_state, found none"}
 		}
 		s.states = t
+		s.small = make([]uint32, 1024)
 		s.cache = map[uint64]timeline.State{}
 	}
 	return s, nil
@@ -120,18 +128,24 @@ type raw struct {
 	bad string
 }
 
-func (r *raw) in(f field) bool {
-	if f.off+f.size > len(r.b) {
-		if r.bad == "" {
-			r.bad = fmt.Sprintf("field %s at offset %d size %d: the payload has %d bytes", f.name, f.off, f.size, len(r.b))
-		}
-		return false
+// in reports whether f is inside the payload (small enough to be inlined:
+// the message is short's).
+func (r *raw) in(f *field) bool {
+	if f.off+f.size <= len(r.b) {
+		return true
 	}
-	return true
+	r.short(f)
+	return false
+}
+
+func (r *raw) short(f *field) {
+	if r.bad == "" {
+		r.bad = fmt.Sprintf("field %s at offset %d size %d: the payload has %d bytes", f.name, f.off, f.size, len(r.b))
+	}
 }
 
 // int reads an integer field of 1, 2, 4 or 8 bytes.
-func (r *raw) int(f field) int64 {
+func (r *raw) int(f *field) int64 {
 	if !r.in(f) {
 		return 0
 	}
@@ -164,7 +178,17 @@ func (r *raw) int(f field) int64 {
 }
 
 // str reads a char array or __data_loc string up to its NUL.
-func (r *raw) str(f field) []byte {
+func (r *raw) str(f *field) []byte {
+	b := r.chars(f)
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return b
+}
+
+// chars reads a char array or __data_loc string whole, NUL and what
+// follows it included (a comm for commCache, which cuts it).
+func (r *raw) chars(f *field) []byte {
 	if !r.in(f) {
 		return nil
 	}
@@ -185,9 +209,6 @@ func (r *raw) str(f field) []byte {
 	default:
 		b = r.b[f.off : f.off+f.size]
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
 	return b
 }
 
@@ -203,11 +224,19 @@ func prioOf(v int64) int16 {
 // state maps a raw prev_state to the letters the kernel prints and then to
 // a timeline.State, as the text reader reads them.
 func (s *eventSpec) state(v uint64) (timeline.State, bool) {
-	if st, ok := s.cache[v]; ok {
+	if v < uint64(len(s.small)) {
+		if c := s.small[v]; c != 0 {
+			return timeline.State(c - 1), true
+		}
+	} else if st, ok := s.cache[v]; ok {
 		return st, true
 	}
 	st, ok := timeline.ParseState([]byte(s.states.format(v)))
-	if ok && len(s.cache) < 4096 {
+	switch {
+	case !ok:
+	case v < uint64(len(s.small)):
+		s.small[v] = uint32(st) + 1
+	case len(s.cache) < 4096:
 		s.cache[v] = st
 	}
 	return st, ok
@@ -224,19 +253,19 @@ type sampleCtx struct {
 // fill decodes the payload of a tracepoint of kind s.kind into ev (Time,
 // CPU, TGID already set), with the fields the text reader gives the same
 // kind. It returns "" or what was wrong.
-func (s *eventSpec) fill(p []byte, sc sampleCtx, strs *timeline.Strings, ev *timeline.Event) string {
+func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.Event) string {
 	r := raw{b: p}
 	f := s.fields
 	var comm, ocomm []byte
 	switch s.kind {
 	case timeline.KindSwitch:
-		ocomm = r.str(f[0])
-		ev.Other = pidOf(r.int(f[1]))
-		ev.OPrio = prioOf(r.int(f[2]))
-		st := uint64(r.int(f[3]))
-		comm = r.str(f[4])
-		ev.Task = pidOf(r.int(f[5]))
-		ev.Prio = prioOf(r.int(f[6]))
+		ocomm = r.chars(&f[0])
+		ev.Other = pidOf(r.int(&f[1]))
+		ev.OPrio = prioOf(r.int(&f[2]))
+		st := uint64(r.int(&f[3]))
+		comm = r.chars(&f[4])
+		ev.Task = pidOf(r.int(&f[5]))
+		ev.Prio = prioOf(r.int(&f[6]))
 		if r.bad == "" {
 			state, ok := s.state(st)
 			if !ok {
@@ -245,63 +274,63 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, strs *timeline.Strings, ev *tim
 			ev.State = state
 		}
 	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
-		comm = r.str(f[0])
-		ev.Task = pidOf(r.int(f[1]))
-		ev.Prio = prioOf(r.int(f[2]))
+		comm = r.chars(&f[0])
+		ev.Task = pidOf(r.int(&f[1]))
+		ev.Prio = prioOf(r.int(&f[2]))
 		ev.Arg = -1
 		if s.has[3] {
-			ev.Arg = r.int(f[3])
+			ev.Arg = r.int(&f[3])
 		}
 		ev.Other = sc.tid
 		ev.OComm = sc.comm
 	case timeline.KindMigrate:
-		comm = r.str(f[0])
-		ev.Task = pidOf(r.int(f[1]))
-		ev.Prio = prioOf(r.int(f[2]))
-		ev.Arg2 = r.int(f[3])
-		ev.Arg = r.int(f[4])
+		comm = r.chars(&f[0])
+		ev.Task = pidOf(r.int(&f[1]))
+		ev.Prio = prioOf(r.int(&f[2]))
+		ev.Arg2 = r.int(&f[3])
+		ev.Arg = r.int(&f[4])
 	case timeline.KindFork:
-		ocomm = r.str(f[0])
-		ev.Other = pidOf(r.int(f[1]))
-		comm = r.str(f[2])
-		ev.Task = pidOf(r.int(f[3]))
+		ocomm = r.chars(&f[0])
+		ev.Other = pidOf(r.int(&f[1]))
+		comm = r.chars(&f[2])
+		ev.Task = pidOf(r.int(&f[3]))
 	case timeline.KindExec:
-		file := r.str(f[0])
-		ev.Task = pidOf(r.int(f[1]))
-		ev.Arg2 = int64(pidOf(r.int(f[2])))
+		file := r.str(&f[0])
+		ev.Task = pidOf(r.int(&f[1]))
+		ev.Arg2 = int64(pidOf(r.int(&f[2])))
 		ev.Comm = sc.comm
 		if sc.comm == timeline.NoComm && r.bad == "" {
 			comm = execComm(file)
 		}
 	case timeline.KindExit, timeline.KindFree:
-		comm = r.str(f[0])
-		ev.Task = pidOf(r.int(f[1]))
-		ev.Prio = prioOf(r.int(f[2]))
+		comm = r.chars(&f[0])
+		ev.Task = pidOf(r.int(&f[1]))
+		ev.Prio = prioOf(r.int(&f[2]))
 	case timeline.KindNewTask:
-		ev.Task = pidOf(r.int(f[0]))
-		comm = r.str(f[1])
+		ev.Task = pidOf(r.int(&f[0]))
+		comm = r.chars(&f[1])
 		ev.Other = sc.tid
 	case timeline.KindRename:
 		ev.Task = sc.tid
 		if s.has[0] {
-			ev.Task = pidOf(r.int(f[0]))
+			ev.Task = pidOf(r.int(&f[0]))
 		}
-		ocomm = r.str(f[1])
-		comm = r.str(f[2])
+		ocomm = r.chars(&f[1])
+		comm = r.chars(&f[2])
 	case timeline.KindIdle:
-		st := r.int(f[0])
+		st := r.int(&f[0])
 		if uint32(st) == math.MaxUint32 {
 			st = -1 // PWR_EVENT_EXIT
 		}
 		ev.Arg = st
-		ev.Arg2 = r.int(f[1])
+		ev.Arg2 = r.int(&f[1])
 	case timeline.KindMarker:
 		var text []byte
 		if s.has[0] {
-			text = r.str(f[0])
+			text = r.str(&f[0])
 		}
 		text = bytes.TrimRight(text, " \n\r\t")
-		ev.Arg = int64(strs.ID(text))
+		ev.Arg = int64(comms.strs.ID(text))
 		ev.Task = sc.tid
 		ev.Other = sc.tid
 	}
@@ -309,10 +338,10 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, strs *timeline.Strings, ev *tim
 		return r.bad
 	}
 	if comm != nil {
-		ev.Comm = strs.ID(comm)
+		ev.Comm = comms.id(ev.Task, comm)
 	}
 	if ocomm != nil {
-		ev.OComm = strs.ID(ocomm)
+		ev.OComm = comms.id(ev.Other, ocomm)
 	}
 	return ""
 }

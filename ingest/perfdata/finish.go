@@ -136,6 +136,7 @@ func (r *Reader) pipeTracingData(rec []byte, at int64) *parse.ParseError {
 }
 
 func fullRead(r *Reader, b []byte) (int, error) {
+	r.syncSrc()
 	n := 0
 	for n < len(b) {
 		m, err := r.src.Read(b[n:])

@@ -112,6 +112,9 @@ type attr struct {
 	// RAW; -1 for a field absent. fixed says they are set.
 	fixed                           bool
 	offTID, offTime, offCPU, offRaw int
+	// fast says the layout has TIME, CPU and RAW at fixed offsets: what
+	// Reader.fastSample needs.
+	fast bool
 }
 
 // layout sets the fixed sample offsets when the sample_type allows.
@@ -138,6 +141,7 @@ func (a *attr) layout() {
 	if st&sampleRaw != 0 {
 		a.offRaw = p
 	}
+	a.fast = a.offTime >= 0 && a.offCPU >= 0 && a.offRaw >= 0
 }
 
 // decodeAttr reads a perf_event_attr of n bytes (offsets of

@@ -26,22 +26,37 @@ const (
 	hasTime
 )
 
-// qent is an entry as the queue keeps it, 40 bytes: the ordering key, the
+// qent is an entry as the queue keeps it, 32 bytes: the ordering key, the
 // position for errors, and a reference to the rest (pid, tid, arg and the
 // payload) in the chunk store; samples of events the reader does not
-// interpret keep nothing there.
+// interpret keep nothing there. Its CPU is its FIFO's.
 type qent struct {
 	time  uint64
 	at    int64
 	seq   uint32
-	cpu   int32
 	chunk int32
 	off   uint32
 	meta  uint32 // typ | flags<<8 | (spec index+1)<<16
 }
 
-// chunkSize is the unit of the payload store.
-const chunkSize = 1 << 20
+// oent is a record without a time, with its CPU.
+type oent struct {
+	qent
+	cpu int32
+}
+
+const (
+	// chunkSize is the unit of the payload store.
+	chunkSize = 64 << 10
+	// blockLen is the unit of a FIFO, in entries (16 KiB).
+	blockLen = 512
+	// entBytes is what the queue counts for a record besides its chunk
+	// bytes.
+	entBytes = 32
+	// recHdr is the pid, tid, arg and payload size before a payload in
+	// its chunk.
+	recHdr = 20
+)
 
 // queue orders records the way perf's ordered_events does
 // (tools/perf/util/ordered-events.c): records with a time are queued; at
@@ -53,18 +68,21 @@ const chunkSize = 1 << 20
 //
 // Each CPU's ring buffer is written in time order, so the records are
 // kept in one FIFO per CPU, normally sorted already, and a round is handed
-// out by a k-way merge of them, lazily. Payloads live in fixed chunks that
-// are reused once every record in them was handed out.
+// out by a k-way merge of them, lazily. FIFOs are made of fixed blocks and
+// payloads live in fixed chunks, both reused once every record in them was
+// handed out: the memory the queue touches follows what it holds, and
+// nothing is copied as it grows.
 type queue struct {
 	chunks [][]byte
 	live   []int   // records not yet handed out, per chunk
 	free   []int32 // chunks with no live record
 	cur    int32   // chunk being filled, -1 if none
-	queued int     // bytes in live chunks
+	queued int     // bytes of the records queued: entBytes each, and their chunk bytes
 
 	specs []*eventSpec
 
 	pend     []fifo // by CPU+1; bucket 0: records without a CPU
+	blocks   []*[blockLen]qent
 	npending int
 	heap     []int // buckets of the merge in progress
 	merging  bool
@@ -72,20 +90,85 @@ type queue struct {
 	all      bool
 	maxN     int // records the merge may still hand out, -1 for any
 
-	out    []qent // handed out before anything pending (records without a time)
+	out    []oent // handed out before anything pending (records without a time)
 	outPos int
-	last   qent // the record handed out last, released at the next call
-	hasOut bool
-	seq    uint32
+	// the chunk and offset of the record handed out last, released at
+	// the next call
+	lastChunk int32
+	lastOff   uint32
+	hasOut    bool
+	seq       uint32
 
 	nextFlush uint64 // hand out up to this time at the next round's end
 	maxTime   uint64
 }
 
+// fifo is one bucket's records in arrival order, in blocks of blockLen
+// entries taken from the queue's free blocks and given back when handed
+// out.
 type fifo struct {
-	e        []qent
-	head     int
+	blocks   []*[blockLen]qent
+	head     int    // the first record's index in blocks[0]
+	n        int    // records
+	last     uint64 // the last record's time, when n > 0
 	unsorted bool
+}
+
+// at returns the i-th record.
+func (f *fifo) at(i int) *qent {
+	i += f.head
+	return &f.blocks[i/blockLen][i%blockLen]
+}
+
+// push appends a record to f and returns it to be filled in.
+func (q *queue) push(f *fifo) *qent {
+	i := f.head + f.n
+	if i == len(f.blocks)*blockLen {
+		if n := len(q.blocks); n > 0 {
+			f.blocks = append(f.blocks, q.blocks[n-1])
+			q.blocks = q.blocks[:n-1]
+		} else {
+			f.blocks = append(f.blocks, new([blockLen]qent))
+		}
+	}
+	f.n++
+	return &f.blocks[i/blockLen][i%blockLen]
+}
+
+// pop drops f's first record.
+func (q *queue) pop(f *fifo) {
+	f.head++
+	f.n--
+	switch {
+	case f.head == blockLen:
+		q.blocks = append(q.blocks, f.blocks[0])
+		f.blocks = f.blocks[:copy(f.blocks, f.blocks[1:])]
+		f.head = 0
+	case f.n == 0:
+		f.head = 0
+	}
+}
+
+// sort orders f's records by time, arrival breaking ties.
+func (f *fifo) sort() {
+	e := make([]qent, f.n)
+	for i := range e {
+		e[i] = *f.at(i)
+	}
+	slices.SortStableFunc(e, func(x, y qent) int {
+		switch {
+		case x.time < y.time:
+			return -1
+		case x.time > y.time:
+			return 1
+		}
+		return 0
+	})
+	for i := range e {
+		*f.at(i) = e[i]
+	}
+	f.last = e[len(e)-1].time
+	f.unsorted = false
 }
 
 // maxQueued caps the bytes queued; past it the older half is handed out
@@ -105,7 +188,7 @@ func (q *queue) specIndex(s *eventSpec) int {
 
 // store writes e's pid, tid, arg and payload p into the chunks.
 func (q *queue) store(e *entry, p []byte, qe *qent) {
-	need := 20 + len(p)
+	need := recHdr + len(p)
 	if q.cur < 0 || len(q.chunks[q.cur])+need > cap(q.chunks[q.cur]) {
 		if q.cur >= 0 && q.live[q.cur] == 0 {
 			q.free = append(q.free, q.cur)
@@ -113,12 +196,17 @@ func (q *queue) store(e *entry, p []byte, qe *qent) {
 		q.cur = q.newChunk(need)
 	}
 	c := q.chunks[q.cur]
-	qe.chunk, qe.off = q.cur, uint32(len(c))
-	c = binary.LittleEndian.AppendUint32(c, uint32(e.pid))
-	c = binary.LittleEndian.AppendUint32(c, uint32(e.tid))
-	c = binary.LittleEndian.AppendUint64(c, e.arg)
-	c = binary.LittleEndian.AppendUint32(c, uint32(len(p)))
-	q.chunks[q.cur] = append(c, p...)
+	n := len(c)
+	qe.chunk, qe.off = q.cur, uint32(n)
+	c = c[:n+need]
+	h := c[n : n+recHdr]
+	le := binary.LittleEndian
+	le.PutUint32(h, uint32(e.pid))
+	le.PutUint32(h[4:], uint32(e.tid))
+	le.PutUint64(h[8:], e.arg)
+	le.PutUint32(h[16:], uint32(len(p)))
+	copy(c[n+recHdr:], p)
+	q.chunks[q.cur] = c
 	q.live[q.cur]++
 	q.queued += need
 }
@@ -137,46 +225,53 @@ func (q *queue) newChunk(need int) int32 {
 }
 
 // release marks a handed-out record's bytes free.
-func (q *queue) release(qe *qent) {
-	if qe.chunk < 0 {
+func (q *queue) release(chunk int32, off uint32) {
+	q.queued -= entBytes
+	if chunk < 0 {
 		return
 	}
-	q.queued -= 20 + int(binary.LittleEndian.Uint32(q.chunks[qe.chunk][qe.off+16:]))
-	if q.live[qe.chunk]--; q.live[qe.chunk] == 0 && qe.chunk != q.cur {
-		q.free = append(q.free, qe.chunk)
+	q.queued -= recHdr + int(binary.LittleEndian.Uint32(q.chunks[chunk][off+16:]))
+	if q.live[chunk]--; q.live[chunk] == 0 && chunk != q.cur {
+		q.free = append(q.free, chunk)
 	}
 }
 
 // add queues e with its payload p; timed says whether it has a time to be
-// ordered by.
+// ordered by. The entry is written in place, field by field (a qent built
+// aside and copied in costs a store-forwarding stall per record).
 func (q *queue) add(e *entry, p []byte, timed bool) {
-	qe := qent{time: e.time, at: e.at, seq: q.seq, cpu: e.cpu, chunk: -1, meta: uint32(e.typ) | uint32(e.flags)<<8}
+	var qe *qent
+	if timed {
+		q.maxTime = max(q.maxTime, e.time)
+		b := 0
+		if e.flags&hasCPU != 0 {
+			b = int(e.cpu) + 1
+		}
+		for len(q.pend) <= b {
+			q.pend = append(q.pend, fifo{})
+		}
+		f := &q.pend[b]
+		if f.n > 0 && f.last > e.time {
+			f.unsorted = true
+		}
+		f.last = e.time
+		qe = q.push(f)
+		q.npending++
+	} else {
+		q.out = append(q.out, oent{cpu: e.cpu})
+		qe = &q.out[len(q.out)-1].qent
+	}
+	q.queued += entBytes
+	qe.time, qe.at, qe.seq = e.time, e.at, q.seq
+	qe.chunk, qe.off, qe.meta = -1, 0, uint32(e.typ)|uint32(e.flags)<<8
 	q.seq++
 	if e.spec != nil {
 		qe.meta |= uint32(q.specIndex(e.spec)) << 16
 	}
 	if e.typ != recSample || e.spec == nil || e.spec.kind != timeline.KindUnknown {
-		q.store(e, p, &qe)
+		q.store(e, p, qe)
 	}
-	if !timed {
-		q.out = append(q.out, qe)
-		return
-	}
-	q.maxTime = max(q.maxTime, e.time)
-	b := 0
-	if e.flags&hasCPU != 0 {
-		b = int(e.cpu) + 1
-	}
-	for len(q.pend) <= b {
-		q.pend = append(q.pend, fifo{e: make([]qent, 0, 1024)})
-	}
-	f := &q.pend[b]
-	if n := len(f.e); n > f.head && f.e[n-1].time > e.time {
-		f.unsorted = true
-	}
-	f.e = append(f.e, qe)
-	q.npending++
-	if q.queued > maxQueued && q.npending > 1 && !q.merging {
+	if timed && q.queued > maxQueued && q.npending > 1 && !q.merging {
 		q.startMerge(0, true, q.npending/2)
 	}
 }
@@ -196,7 +291,7 @@ func less(a, b *qent) bool {
 
 func (q *queue) headOf(i int) *qent {
 	f := &q.pend[q.heap[i]]
-	return &f.e[f.head]
+	return &f.blocks[0][f.head]
 }
 
 func (q *queue) down(i int) {
@@ -217,7 +312,7 @@ func (q *queue) down(i int) {
 }
 
 func (q *queue) qualifies(f *fifo) bool {
-	return f.head < len(f.e) && (q.all || f.e[f.head].time <= q.limit)
+	return f.n > 0 && (q.all || f.blocks[0][f.head].time <= q.limit)
 }
 
 // startMerge begins handing out pending records with time <= limit (all
@@ -232,16 +327,7 @@ func (q *queue) startMerge(limit uint64, all bool, maxN int) {
 	for b := range q.pend {
 		f := &q.pend[b]
 		if f.unsorted {
-			slices.SortStableFunc(f.e[f.head:], func(x, y qent) int {
-				switch {
-				case x.time < y.time:
-					return -1
-				case x.time > y.time:
-					return 1
-				}
-				return 0
-			})
-			f.unsorted = false
+			f.sort()
 		}
 		if q.qualifies(f) {
 			q.heap = append(q.heap, b)
@@ -253,20 +339,6 @@ func (q *queue) startMerge(limit uint64, all bool, maxN int) {
 	q.merging = len(q.heap) > 0
 }
 
-// endMerge compacts the FIFOs.
-func (q *queue) endMerge() {
-	q.merging = false
-	for b := range q.pend {
-		f := &q.pend[b]
-		if f.head == len(f.e) {
-			f.e, f.head = f.e[:0], 0
-		} else if f.head > len(f.e)/2 {
-			n := copy(f.e, f.e[f.head:])
-			f.e, f.head = f.e[:n], 0
-		}
-	}
-}
-
 // ready reports whether a record waits to be handed out.
 func (q *queue) ready() bool { return q.outPos < len(q.out) || q.merging }
 
@@ -274,21 +346,24 @@ func (q *queue) ready() bool { return q.outPos < len(q.out) || q.merging }
 // call), or false.
 func (q *queue) next(e *entry) ([]byte, bool) {
 	if q.hasOut {
-		q.release(&q.last)
+		q.release(q.lastChunk, q.lastOff)
 		q.hasOut = false
 	}
-	var qe qent
+	// Fields are copied one by one, before the FIFOs move (endMerge).
 	switch {
 	case q.outPos < len(q.out):
-		qe = q.out[q.outPos]
+		o := &q.out[q.outPos]
+		q.take(&o.qent, o.cpu, e)
 		q.outPos++
 		if q.outPos == len(q.out) {
 			q.out, q.outPos = q.out[:0], 0
 		}
 	case q.merging:
-		f := &q.pend[q.heap[0]]
-		qe = f.e[f.head]
-		f.head++
+		b := q.heap[0]
+		f := &q.pend[b]
+		// bucket 0's records have no CPU, which decode leaves 0
+		q.take(&f.blocks[0][f.head], int32(max(b-1, 0)), e)
+		q.pop(f)
 		q.npending--
 		if q.maxN > 0 {
 			q.maxN--
@@ -302,24 +377,36 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 			q.down(0)
 		}
 		if len(q.heap) == 0 || q.maxN == 0 {
-			q.endMerge()
+			q.merging = false
 		}
 	default:
 		return nil, false
 	}
-	q.last, q.hasOut = qe, true
-	*e = entry{time: qe.time, at: qe.at, cpu: qe.cpu, typ: uint8(qe.meta), flags: uint8(qe.meta >> 8)}
+	q.hasOut = true
+	if q.lastChunk < 0 {
+		return nil, true
+	}
+	c := q.chunks[q.lastChunk][q.lastOff:]
+	n := binary.LittleEndian.Uint32(c[16:])
+	return c[20 : 20+n], true
+}
+
+// take copies what delivery needs of qe into e, and notes qe's chunk and
+// offset for release.
+func (q *queue) take(qe *qent, cpu int32, e *entry) {
+	e.time, e.at, e.cpu = qe.time, qe.at, cpu
+	e.typ, e.flags = uint8(qe.meta), uint8(qe.meta>>8)
+	e.spec = nil
 	if s := qe.meta >> 16; s > 0 {
 		e.spec = q.specs[s-1]
 	}
-	if qe.chunk < 0 {
-		return nil, true
+	e.pid, e.tid, e.arg = 0, 0, 0
+	q.lastChunk, q.lastOff = qe.chunk, qe.off
+	if qe.chunk >= 0 {
+		c := q.chunks[qe.chunk][qe.off:]
+		le := binary.LittleEndian
+		e.pid = int32(le.Uint32(c))
+		e.tid = int32(le.Uint32(c[4:]))
+		e.arg = le.Uint64(c[8:])
 	}
-	c := q.chunks[qe.chunk][qe.off:]
-	le := binary.LittleEndian
-	e.pid = int32(le.Uint32(c))
-	e.tid = int32(le.Uint32(c[4:]))
-	e.arg = le.Uint64(c[8:])
-	n := le.Uint32(c[16:])
-	return c[20 : 20+n], true
 }

@@ -41,8 +41,11 @@ type Reader struct {
 	meta *parse.Meta
 
 	src     *bufio.Reader // the record stream
+	win     []byte        // bytes of src peeked and not yet discarded, records in place
+	wpos    int           // bytes of win taken
 	pos     int64         // file offset of the next record in src
 	end     int64         // end of the data section; -1 in pipe mode
+	data    int64         // size of the data section; 0 in pipe mode
 	pipe    bool
 	spool   *os.File // file-mode input copied to a temporary file
 	zdec    *zstream
@@ -55,6 +58,7 @@ type Reader struct {
 	byID     map[uint64]*attr
 	idTab    []*attr // byID as a table from idBase, when the ids are few and close
 	idBase   uint64
+	sidPos   int // where a sample's id is (sampleAttr): -1 no attribute yet, 0 none (the first attribute's)
 	tracing  *tracingData
 	features map[int][]byte
 	featOffs map[int]int64
@@ -62,7 +66,8 @@ type Reader struct {
 	info     *headerInfo
 
 	q       queue
-	threads map[int32]timeline.CommID // perf's name for each thread, from COMM and FORK records
+	threads threadNames // perf's name for each thread, from COMM and FORK records
+	comms   commCache   // the payloads' comms
 
 	cpuLost parse.LostCPUs // per CPU: last record time, a loss not yet handed out
 	maxCPU  int
@@ -96,13 +101,14 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	}
 	rd := &Reader{
 		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
-		byID: map[uint64]*attr{}, threads: map[int32]timeline.CommID{}, maxCPU: -1,
+		byID: map[uint64]*attr{}, maxCPU: -1,
 		features: map[int][]byte{},
-		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(),
+		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(), sidPos: -1,
 	}
+	rd.comms.strs = strs
 	// perf names the idle task before reading any record
 	// (perf_session__register_idle_thread in tools/perf/util/session.c).
-	rd.threads[0] = strs.IDString("swapper")
+	rd.threads.set(0, strs.IDString("swapper"))
 	if f, ok := r.(*os.File); ok {
 		// A file handed over after sniffing: read it from the start.
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -207,7 +213,7 @@ func (r *Reader) openFile(ra io.ReaderAt, size int64) *parse.ParseError {
 		r.tracing = td
 	}
 	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(h.data.off), int64(h.data.size)), bufSize)
-	r.pos, r.end = int64(h.data.off), int64(h.data.off+h.data.size)
+	r.pos, r.end, r.data = int64(h.data.off), int64(h.data.off+h.data.size), int64(h.data.size)
 	return nil
 }
 
@@ -257,6 +263,7 @@ func (r *Reader) addAttr(a *attr) {
 			r.idTab[id-lo] = at
 		}
 	}
+	r.sidPos = sampleIDPos(r.attrs)
 	if a.flags&flagWriteBackward != 0 {
 		r.backward = true
 	}
@@ -355,6 +362,13 @@ func (r *Reader) fill() error {
 		case recFinishedRound:
 			r.q.round()
 		case recSample, recComm, recFork, recExit, recLost, recLostSamples:
+			if typ == recSample {
+				var e entry
+				if payload, ok := r.fastSample(rec, at, &e); ok {
+					r.q.add(&e, payload, e.time != 0)
+					continue
+				}
+			}
 			e, payload, ok, perr := r.decode(typ, rec, at)
 			if perr != nil {
 				if r.opts.Lenient {
@@ -430,11 +444,24 @@ func (r *Reader) decompress(p []byte, at int64) error {
 
 // streamRecord reads one record of the stream. The record is in the
 // bufio buffer and valid until the next read.
+//
+// Records are taken from a window of what src has buffered (win), which
+// is discarded from src only when a record is not wholly in it: one Peek
+// and one Discard per buffer's worth of records rather than per record.
 func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 	at := r.pos
 	if r.end >= 0 && at >= r.end {
 		return 0, nil, at, io.EOF
 	}
+	if w := r.win[r.wpos:]; len(w) >= 8 {
+		size := int(binary.LittleEndian.Uint16(w[6:]))
+		if size >= 8 && size <= len(w) && (r.end < 0 || at+int64(size) <= r.end) {
+			r.wpos += size
+			r.pos += int64(size)
+			return binary.LittleEndian.Uint32(w), w[:size], at, nil
+		}
+	}
+	r.syncSrc()
 	hdr, err := r.src.Peek(8)
 	if len(hdr) == 0 && err == io.EOF {
 		return 0, nil, at, io.EOF
@@ -455,9 +482,17 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 	if len(rec) < size {
 		return 0, nil, at, r.readErr(at, len(rec), size, err)
 	}
-	r.src.Discard(size)
+	r.win, _ = r.src.Peek(r.src.Buffered())
+	r.wpos = size
 	r.pos += int64(size)
 	return typ, rec, at, nil
+}
+
+// syncSrc discards from src the records taken from the window, before src
+// is read directly.
+func (r *Reader) syncSrc() {
+	r.src.Discard(r.wpos)
+	r.win, r.wpos = nil, 0
 }
 
 func (r *Reader) readErr(at int64, have, want int, err error) error {

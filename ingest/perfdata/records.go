@@ -37,15 +37,10 @@ func (r *Reader) attrOf(typ uint32, rec []byte, at int64) (*attr, *parse.ParseEr
 	st := r.attrs[0].sampleType
 	pos := -1
 	switch {
-	case typ == recSample && st&sampleIdentifier != 0:
-		pos = 8
-	case typ == recSample && st&sampleID != 0:
-		pos = 8
-		for _, b := range []uint64{sampleIP, sampleTID, sampleTime, sampleAddr} {
-			if st&b != 0 {
-				pos += 8
-			}
-		}
+	case typ == recSample && r.sidPos == 0:
+		return r.attrs[0], nil
+	case typ == recSample:
+		pos = r.sidPos
 	case typ != recSample && r.attrs[0].flags&flagSampleIDAll == 0:
 		return r.attrs[0], nil
 	case typ != recSample && st&sampleIdentifier != 0:
@@ -77,6 +72,91 @@ func (r *Reader) attrOf(typ uint32, rec []byte, at int64) (*attr, *parse.ParseEr
 		return nil, r.errorAt(at+int64(pos), recordName(typ), parse.ErrBadField, "sample id %d belongs to no event attribute", id)
 	}
 	return a, nil
+}
+
+// sampleIDPos returns where a PERF_RECORD_SAMPLE carries the id that names
+// its attribute (PERF_SAMPLE_IDENTIFIER first, else PERF_SAMPLE_ID after
+// IP, TID, TIME and ADDR), by the first attribute's sample_type as
+// evlist__event2evsel reads it: -1 with no attribute, 0 when the first
+// attribute is taken whatever the record holds (one attribute, or no id).
+func sampleIDPos(attrs []*attr) int {
+	switch {
+	case len(attrs) == 0:
+		return -1
+	case len(attrs) == 1:
+		return 0
+	}
+	st := attrs[0].sampleType
+	switch {
+	case st&sampleIdentifier != 0:
+		return 8
+	case st&sampleID != 0:
+		pos := 8
+		for _, b := range []uint64{sampleIP, sampleTID, sampleTime, sampleAddr} {
+			if st&b != 0 {
+				pos += 8
+			}
+		}
+		return pos
+	}
+	return 0
+}
+
+// sampleAttr is attrOf for a PERF_RECORD_SAMPLE without the errors: nil
+// where attrOf would fail.
+func (r *Reader) sampleAttr(rec []byte) *attr {
+	p := r.sidPos
+	if p == 0 {
+		return r.attrs[0]
+	}
+	if p < 0 || p+8 > len(rec) {
+		return nil
+	}
+	id := binary.LittleEndian.Uint64(rec[p:])
+	if id == 0 {
+		return r.attrs[0]
+	}
+	if i := id - r.idBase; i < uint64(len(r.idTab)) {
+		return r.idTab[i]
+	}
+	return r.byID[id]
+}
+
+// fastSample decodes a PERF_RECORD_SAMPLE of the common kind into e, as
+// decode does, and returns the payload to keep: its attribute found, with
+// TIME, CPU and RAW at fixed offsets and its spec known (after its first
+// sample), the CPU and time in range and the RAW block inside the record.
+// ok false leaves any other to decode, which says what is wrong with it.
+func (r *Reader) fastSample(rec []byte, at int64, e *entry) (payload []byte, ok bool) {
+	a := r.sampleAttr(rec)
+	if a == nil || !a.fast || a.spec == nil {
+		return nil, false
+	}
+	le := binary.LittleEndian
+	p := a.offRaw + 4
+	if p > len(rec) {
+		return nil, false
+	}
+	n := int(le.Uint32(rec[a.offRaw:]))
+	cpu := le.Uint32(rec[a.offCPU:])
+	t := le.Uint64(rec[a.offTime:])
+	if n > len(rec)-p || cpu > maxCPU || t > math.MaxInt64 {
+		return nil, false
+	}
+	// Field by field: a struct literal is built aside and copied, which
+	// stalls on store forwarding.
+	e.time, e.at, e.spec, e.cpu = t, at, a.spec, int32(cpu)
+	e.typ, e.flags, e.arg = recSample, hasCPU|hasTime, 0
+	e.pid, e.tid = 0, 0
+	if a.offTID >= 0 {
+		e.pid = int32(le.Uint32(rec[a.offTID:]))
+		e.tid = int32(le.Uint32(rec[a.offTID+4:]))
+		e.flags |= hasTID
+	}
+	if a.spec.kind == timeline.KindUnknown {
+		return nil, true
+	}
+	return rec[p : p+n], true
 }
 
 // parseSample decodes a PERF_RECORD_SAMPLE's fields up to PERF_SAMPLE_RAW
@@ -369,15 +449,15 @@ func (r *Reader) decode(typ uint32, rec []byte, at int64) (e entry, payload []by
 func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.ParseError) {
 	switch e.typ {
 	case recComm:
-		r.threads[e.tid] = r.strs.ID(p)
+		r.threads.set(e.tid, r.strs.ID(p))
 		return false, nil
 	case recFork:
 		// The child takes its parent's name when perf knows it
 		// (thread__fork in tools/perf/util/thread.c); a reused tid starts
 		// afresh.
-		delete(r.threads, e.tid)
-		if c, ok := r.threads[e.pid]; ok {
-			r.threads[e.tid] = c
+		r.threads.del(e.tid)
+		if c, ok := r.threads.get(e.pid); ok {
+			r.threads.set(e.tid, c)
 		}
 		return false, nil
 	case recLost, recLostSamples:
@@ -411,11 +491,13 @@ func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.P
 		if e.flags&hasTID != 0 {
 			ev.TGID = e.pid
 			sc.tid = timeline.TID(e.tid)
-			if c, ok := r.threads[e.tid]; ok {
-				sc.comm = c
+			if spec.ctxComm {
+				if c, ok := r.threads.get(e.tid); ok {
+					sc.comm = c
+				}
 			}
 		}
-		if msg := spec.fill(p, sc, r.strs, ev); msg != "" {
+		if msg := spec.fill(p, sc, &r.comms, ev); msg != "" {
 			ev.Reset()
 			return false, r.errorAt(e.at, spec.name, parse.ErrBadField, "%s", msg)
 		}
@@ -491,6 +573,9 @@ func (r *Reader) lost(e *entry, n int64) {
 
 // commit hands out a pending loss of ev's CPU before ev itself.
 func (r *Reader) commit(ev *timeline.Event) {
+	if r.lostRecs == 0 {
+		return // no loss was read, none is pending
+	}
 	held := *ev
 	if r.cpuLost.Take(int(ev.CPU), ev.Time, ev) {
 		r.held, r.hasHeld = held, true

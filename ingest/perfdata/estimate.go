@@ -1,0 +1,54 @@
+package perfdata
+
+import (
+	"encoding/binary"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// featCompressed is HEADER_COMPRESSED (tools/perf/util/header.h): u32
+// version, type, level, ratio, mmap_len (write_compressed in
+// tools/perf/util/header.c). It is not decoded into headerInfo, so it
+// stays listed among the sections not used.
+const featCompressed = 27
+
+// EventEstimate returns how many events the file's data section may hold,
+// on the high side, for a caller that sizes its storage before reading (0
+// when unknown: pipe mode, or no tracepoint the reader decodes). It
+// divides the data section's size by the largest sample record among the
+// tracepoints that become events: records of other events, non-sample
+// records and variable-size parts only make the true count lower. A
+// compressed data section (perf record -z) is scaled by the compression
+// ratio perf recorded in HEADER_COMPRESSED.
+func (r *Reader) EventEstimate() int {
+	if r.pipe || r.tracing == nil {
+		return 0
+	}
+	size := r.data
+	if b, ok := r.features[featCompressed]; ok {
+		if len(b) < 16 {
+			return 0
+		}
+		size *= int64(max(binary.LittleEndian.Uint32(b[12:]), 1))
+	}
+	rec := 0
+	for _, a := range r.attrs {
+		if a.typ != typeTracepoint || !a.fixed || a.offRaw < 0 {
+			continue
+		}
+		f, ok := r.tracing.formats[a.config]
+		if !ok || kindOf(f.sys, f.name) == timeline.KindUnknown {
+			continue
+		}
+		raw := 0
+		for _, fl := range f.fields {
+			raw = max(raw, fl.off+fl.size)
+		}
+		// The raw block is a u32 size and the payload, padded to 8 bytes.
+		rec = max(rec, (a.offRaw+4+raw+7)&^7)
+	}
+	if rec == 0 || size <= 0 {
+		return 0
+	}
+	return int(min(size/int64(rec), 1<<31-1))
+}
