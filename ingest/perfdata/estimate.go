@@ -12,6 +12,12 @@ import (
 // stays listed among the sections not used.
 const featCompressed = 27
 
+// maxRatio bounds the compression ratio EventEstimate believes. perf's
+// zstd level 1 (the default of -z) compresses scheduler records 3 to 10
+// times; a higher ratio in a file only makes the estimate low, which costs
+// some copying as the columns grow.
+const maxRatio = 32
+
 // EventEstimate returns how many events the file's data section may hold,
 // on the high side, for a caller that sizes its storage before reading (0
 // when unknown: pipe mode, or no tracepoint the reader decodes). It
@@ -19,7 +25,9 @@ const featCompressed = 27
 // tracepoints that become events: records of other events, non-sample
 // records and variable-size parts only make the true count lower. A
 // compressed data section (perf record -z) is scaled by the compression
-// ratio perf recorded in HEADER_COMPRESSED.
+// ratio perf recorded in HEADER_COMPRESSED, at most maxRatio: the ratio is
+// a number in the file, and a damaged one must not make the caller
+// reserve memory for billions of events.
 func (r *Reader) EventEstimate() int {
 	if r.pipe || r.tracing == nil {
 		return 0
@@ -29,7 +37,7 @@ func (r *Reader) EventEstimate() int {
 		if len(b) < 16 {
 			return 0
 		}
-		size *= int64(max(binary.LittleEndian.Uint32(b[12:]), 1))
+		size *= int64(min(max(binary.LittleEndian.Uint32(b[12:]), 1), maxRatio))
 	}
 	rec := 0
 	for _, a := range r.attrs {

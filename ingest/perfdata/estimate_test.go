@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest/parse"
@@ -35,5 +36,29 @@ func TestEventEstimate(t *testing.T) {
 			t.Errorf("%s: estimate %d events, read %d: want between them and 3 times them", tc.name, est, n)
 		}
 		t.Logf("%s: estimate %d, events %d", tc.name, est, n)
+	}
+}
+
+// TestEventEstimateRatioBound: the compression ratio is a number in the
+// file; a damaged one (the fuzzer's 78 KB input claimed a ratio that made
+// the estimate 320 million events, and ingest reserved gigabytes for them)
+// is believed up to maxRatio only.
+func TestEventEstimateRatioBound(t *testing.T) {
+	r, err := NewReader(bytes.NewReader(readZst(t, "testdata/z.data.zst")), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.features[featCompressed]
+	if len(b) < 16 {
+		t.Fatal("z.data has no HEADER_COMPRESSED")
+	}
+	real := binary.LittleEndian.Uint32(b[12:])
+	est := r.EventEstimate()
+	binary.LittleEndian.PutUint32(b[12:], 1)
+	one := r.EventEstimate()
+	binary.LittleEndian.PutUint32(b[12:], 1<<32-1)
+	huge := r.EventEstimate()
+	if real > maxRatio || one <= 0 || est < one*int(real)-int(real) || huge > one*maxRatio+maxRatio {
+		t.Errorf("ratio %d: estimate %d; ratio 1: %d; ratio 2^32-1: %d, want at most %d", real, est, one, huge, one*maxRatio+maxRatio)
 	}
 }
