@@ -203,10 +203,12 @@ func knownName(name []byte) bool {
 	return kindOf(nil, name) != timeline.KindUnknown
 }
 
-// fill reads the tracepoint text of s into ev (whose Time, CPU and TGID are
-// set). It returns the event's kind (KindUnknown for events not
-// interpreted, with ev untouched) or what was wrong.
-func (r *Reader) fill(s *sample, ev *timeline.Event) (timeline.Kind, string) {
+// fill reads the tracepoint text of s into res.ev (whose Time, CPU and TGID
+// are set), and the texts to intern into res. It returns the event's kind
+// (KindUnknown for events not interpreted, with res untouched) or what was
+// wrong.
+func (res *lineRes) fill(s *sample) (timeline.Kind, string) {
+	ev := &res.ev
 	kind := kindOf(s.sys, s.event)
 	if kind == timeline.KindUnknown {
 		return kind, ""
@@ -311,20 +313,14 @@ func (r *Reader) fill(s *sample, ev *timeline.Event) (timeline.Kind, string) {
 				text = text[i+len(markPrefix):]
 			}
 		}
-		text = bytes.TrimRight(text, " \n\r\t")
-		ev.Arg = int64(r.strs.ID(text))
+		res.mark = bytes.TrimRight(text, " \n\r\t")
 		ev.Task = s.tid
 		ev.Other = s.tid
 	}
 	if f.bad {
 		return kind, f.msg()
 	}
-	if comm != nil {
-		ev.Comm = r.strs.ID(comm)
-	}
-	if ocomm != nil {
-		ev.OComm = r.strs.ID(ocomm)
-	}
+	res.comm, res.ocomm = comm, ocomm
 	return kind, ""
 }
 
