@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"iter"
@@ -40,6 +39,7 @@ type Block[R, X any] struct {
 	X   X
 
 	data  []byte  // the lines, each with its newline (the input's last may have none)
+	ends  []int32 // where each line ends in data
 	first LinePos // position of the first line
 	long  bool    // one line longer than the limit: no data, first says so
 	err   error   // an input error after the lines
@@ -57,30 +57,32 @@ func (b *Block[R, X]) Lines() iter.Seq2[[]byte, LinePos] {
 			return
 		}
 		pos := b.first
-		data := b.data
-		for len(data) > 0 {
-			line := data
-			if i := bytes.IndexByte(data, '\n'); i >= 0 {
-				line = data[:i+1]
-			} else {
-				pos.Partial = true
-			}
-			data = data[len(line):]
+		start := int32(0)
+		for _, end := range b.ends {
+			line := b.data[start:end]
+			pos.Partial = line[len(line)-1] != '\n' // only the input's last line lacks one
 			if !yield(line, pos) {
 				return
 			}
 			pos.Line++
 			pos.Off += int64(len(line))
+			start = end
 		}
 	}
 }
 
-// Each appends a zero R to b.Res for each line of b and calls parse on it:
-// the loop of a parse function whose results need nothing per block.
+// Each adds an R to b.Res for each line of b and calls parse on it, which
+// must set all of it (it may hold a result of an earlier use of the
+// block): the loop of a parse function whose results need nothing per
+// block.
 func (b *Block[R, X]) Each(parse func(line []byte, pos LinePos, res *R)) {
 	for line, pos := range b.Lines() {
-		var zero R
-		b.Res = append(b.Res, zero)
+		if n := len(b.Res); n < cap(b.Res) {
+			b.Res = b.Res[:n+1]
+		} else {
+			var zero R
+			b.Res = append(b.Res, zero)
+		}
 		parse(line, pos, &b.Res[len(b.Res)-1])
 	}
 }
@@ -132,15 +134,17 @@ func StartBlocks[R, X any](lr *LineReader, workers, lines int, newParser func() 
 func (p *Blocks[R, X]) newBlock() *Block[R, X] {
 	select {
 	case b := <-p.free:
-		b.data, b.Res = b.data[:0], b.Res[:0]
+		b.data, b.ends, b.Res = b.data[:0], b.ends[:0], b.Res[:0]
 		b.long, b.err, b.eof = false, nil, false
 		return b
 	default:
 		// done holds one token: a worker puts it there when the block is
 		// parsed, Next takes it, and the block can be reused.
+		n := min(p.lines, blockBytes/64)
 		return &Block[R, X]{
-			Res:  make([]R, 0, min(p.lines, blockBytes/64)),
+			Res:  make([]R, 0, n),
 			data: make([]byte, 0, blockBytes+LineBufSize),
+			ends: make([]int32, 0, n),
 			done: make(chan struct{}, 1),
 		}
 	}
@@ -190,6 +194,7 @@ func (p *Blocks[R, X]) produce(lr *LineReader) {
 				break
 			}
 			b.data = append(b.data, line...)
+			b.ends = append(b.ends, int32(len(b.data)))
 			n++
 		}
 		if n > 0 || b.eof || b.err != nil {
