@@ -161,7 +161,7 @@ func (r *Reader) nextLine() (*lineRes, *parse.Block[lineRes, deferred], error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r.pos = r.lr.Pos()
+	r.pos = *r.lr.Pos()
 	r.classify(line, &r.res)
 	return &r.res, nil, nil
 }

@@ -115,7 +115,7 @@ func StartBlocks[R, X any](lr *LineReader, workers, lines int, newParser func() 
 	if lines <= 0 {
 		lines = BlockLines
 	}
-	inFlight := 2*workers + 2
+	inFlight := workers + 1
 	p := &Blocks[R, X]{
 		ordered: make(chan *Block[R, X], inFlight),
 		work:    make(chan *Block[R, X], inFlight),

@@ -48,8 +48,9 @@ func NewLineReader(r io.Reader, maxLine int64, lenient bool, readErr func(pos Li
 }
 
 // Pos returns the position of the line Next returned last (or failed to
-// read).
-func (r *LineReader) Pos() LinePos { return r.pos }
+// read). It is the LineReader's own: valid until the following Next, not
+// to be changed.
+func (r *LineReader) Pos() *LinePos { return &r.pos }
 
 // nextPos returns the position of the line Next will read.
 func (r *LineReader) nextPos() LinePos { return LinePos{Line: r.pos.Line + 1, Off: r.nextOff} }

@@ -30,7 +30,7 @@ func readLines(t *testing.T, lr *LineReader) ([]wantLine, error) {
 			}
 			return got, err
 		}
-		got = append(got, wantLine{string(line), lr.Pos()})
+		got = append(got, wantLine{string(line), *lr.Pos()})
 	}
 }
 

@@ -203,18 +203,17 @@ func knownName(name []byte) bool {
 	return kindOf(nil, name) != timeline.KindUnknown
 }
 
-// fill reads the tracepoint text of s into res.ev (whose Time, CPU and TGID
-// are set), and the texts to intern into res. It returns the event's kind
-// (KindUnknown for events not interpreted, with res untouched) or what was
-// wrong.
-func (res *lineRes) fill(s *sample) (timeline.Kind, string) {
-	ev := &res.ev
-	kind := kindOf(s.sys, s.event)
+// fill reads the tracepoint text of s into ev (whose Time, CPU and TGID are
+// set). It returns the event's kind (KindUnknown for events not
+// interpreted, with ev untouched) and the texts to intern for it, all parts
+// of the line: a marker's text or the comm of ev.Task, and the comm of
+// ev.Other (nil when the event has none); or what was wrong.
+func fill(s *sample, ev *timeline.Event) (kind timeline.Kind, comm, ocomm []byte, msg string) {
+	kind = kindOf(s.sys, s.event)
 	if kind == timeline.KindUnknown {
-		return kind, ""
+		return kind, nil, nil, ""
 	}
 	f := fields{t: s.text}
-	var comm, ocomm []byte
 	switch kind {
 	case timeline.KindSwitch:
 		// prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==>
@@ -313,15 +312,14 @@ func (res *lineRes) fill(s *sample) (timeline.Kind, string) {
 				text = text[i+len(markPrefix):]
 			}
 		}
-		res.mark = bytes.TrimRight(text, " \n\r\t")
+		comm = bytes.TrimRight(text, " \n\r\t")
 		ev.Task = s.tid
 		ev.Other = s.tid
 	}
 	if f.bad {
-		return kind, f.msg()
+		return kind, nil, nil, f.msg()
 	}
-	res.comm, res.ocomm = comm, ocomm
-	return kind, ""
+	return kind, comm, ocomm, ""
 }
 
 // execComm is the comm the kernel gives a task after exec: the file name's

@@ -10,7 +10,9 @@ var blockLines = parse.BlockLines
 // its own.
 func (r *Reader) newParser() func(b *parse.Block[lineRes, struct{}]) {
 	p := &lineParser{name: r.parser.name}
-	return func(b *parse.Block[lineRes, struct{}]) { b.Each(p.parse) }
+	return func(b *parse.Block[lineRes, struct{}]) {
+		b.Each(func(line []byte, pos parse.LinePos, res *lineRes) { p.parse(line, &pos, res) })
+	}
 }
 
 // Close stops the goroutines of a Reader that parses in parallel; the

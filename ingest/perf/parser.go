@@ -24,23 +24,43 @@ const (
 // by itself. What depends on the lines before it (per-CPU time order,
 // pending losses, Meta, the counts of events not interpreted) and the
 // interning of its texts are left to Reader.apply, which runs in input
-// order. The byte slices point into the line.
+// order. It is kept small, since a block of them is written by a worker and
+// read by the Reader: its texts are spans of the line.
 type lineRes struct {
+	ev      timeline.Event
+	err     *parse.ParseError
+	text    []byte // the line, without its end of line
+	lineNo  int    // its number
+	off     int64  // its byte offset
 	kind    resKind
 	latency bool // the -L layout (comm cut to 8 columns)
-	pos     parse.LinePos
-	err     *parse.ParseError
-	ev      timeline.Event
 	// resHeader: the line; resCount: the record's name; resSample: the
 	// event's name without its system (named in errors).
-	name []byte
+	name span
 	// resSample: the event's name as printed ("sched:sched_switch").
-	full []byte
-	// resSample: the texts to intern, in this order: a marker's text
-	// (into ev.Arg), the comm of ev.Task, the comm of ev.Other; nil when
-	// the event has none.
-	mark, comm, ocomm []byte
+	full span
+	// resSample: the texts to intern, in this order: a marker's text (into
+	// ev.Arg) or the comm of ev.Task, then the comm of ev.Other; empty
+	// when the event has none (the empty text is NoComm).
+	comm, ocomm span
 }
+
+// span is the part text[lo:hi] of a lineRes's line.
+type span struct{ lo, hi uint32 }
+
+// spanOf returns the span of sub, which must be a part of line obtained by
+// slicing it (as every text the parsers return is): both end where line's
+// array ends, so sub starts cap(line)-cap(sub) bytes into line.
+func spanOf(line, sub []byte) span {
+	if len(sub) == 0 {
+		return span{}
+	}
+	lo := uint32(cap(line) - cap(sub))
+	return span{lo, lo + uint32(len(sub))}
+}
+
+// get returns the text of s.
+func (r *lineRes) get(s span) []byte { return r.text[s.lo:s.hi] }
 
 // lineParser parses one line into a lineRes. It keeps nothing from one line
 // to the next, so several of them can parse the lines of one input at once.
@@ -50,33 +70,36 @@ type lineParser struct {
 
 // parse parses line (with its newline, empty when too long) at pos into
 // res.
-func (p *lineParser) parse(line []byte, pos parse.LinePos, res *lineRes) {
-	*res = lineRes{pos: pos}
+func (p *lineParser) parse(line []byte, pos *parse.LinePos, res *lineRes) {
+	// Only the fields of the line's kind are set (res may hold an earlier
+	// line's parse), and these first, which every kind has.
+	res.kind, res.err, res.lineNo, res.off, res.latency = resNone, nil, pos.Line, pos.Off, false
 	if pos.TooLong > 0 {
-		res.kind, res.err = resErr, p.errorf(pos, "perf script line", parse.ErrBadField, "line longer than %d bytes", maxLine)
+		res.kind, res.err = resErr, p.errorf(*pos, "perf script line", parse.ErrBadField, "line longer than %d bytes", maxLine)
 		return
 	}
 	line = trimEOL(line)
 	if len(line) == 0 || line[0] == '\t' {
 		return
 	}
+	res.text = line
 	if line[0] == '#' {
-		res.kind, res.name = resHeader, line
+		res.kind, res.name = resHeader, spanOf(line, line)
 		return
 	}
 	if bytes.HasPrefix(line, []byte("PERF_RECORD_")) {
 		// Records printed without a sample header (--show-round-events).
-		res.kind, res.name = resCount, recordName(line)
+		res.kind, res.name = resCount, spanOf(line, recordName(line))
 		return
 	}
 	var s sample
 	if msg := s.parse(line); msg != "" {
-		res.kind, res.err = resErr, p.lineError(&s, msg, pos)
+		res.kind, res.err = resErr, p.lineError(&s, msg, *pos)
 		return
 	}
 	res.latency = s.latency
 	if s.record {
-		p.record(&s, pos, res)
+		p.record(&s, *pos, res)
 		return
 	}
 	ev := &res.ev
@@ -84,13 +107,15 @@ func (p *lineParser) parse(line []byte, pos parse.LinePos, res *lineRes) {
 	ev.Time = s.time
 	ev.CPU = timeline.CPU(s.cpu)
 	ev.TGID = s.tgid
-	kind, msg := res.fill(&s)
+	kind, comm, ocomm, msg := fill(&s, ev)
 	if msg != "" {
-		res.kind, res.err = resErr, p.lineError(&s, msg, pos)
+		res.kind, res.err = resErr, p.lineError(&s, msg, *pos)
 		return
 	}
 	ev.Kind = kind
-	res.kind, res.name, res.full = resSample, s.event, s.full
+	res.kind = resSample
+	res.name, res.full = spanOf(line, s.event), spanOf(line, s.full)
+	res.comm, res.ocomm = spanOf(line, comm), spanOf(line, ocomm)
 }
 
 // record parses a PERF_RECORD_* line that follows a sample header.
@@ -99,7 +124,7 @@ func (p *lineParser) record(s *sample, pos parse.LinePos, res *lineRes) {
 	switch string(name) {
 	case "PERF_RECORD_LOST", "PERF_RECORD_LOST_SAMPLES":
 	default:
-		res.kind, res.name = resCount, name
+		res.kind, res.name = resCount, spanOf(res.text, name)
 		return
 	}
 	res.kind = resLost

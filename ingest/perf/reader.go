@@ -37,7 +37,6 @@ type Reader struct {
 	parser lineParser // serial mode
 	res    lineRes    // the current line's parse, serial mode
 	pipe   *parse.Blocks[lineRes, struct{}]
-	pos    parse.LinePos // of the line being applied
 	opts   parse.Options
 	strs   *timeline.Strings
 	meta   *parse.Meta
@@ -137,22 +136,17 @@ func (r *Reader) Next(ev *timeline.Event) error {
 }
 
 // nextLine returns the parse of the next line, from the workers or parsed
-// here, and makes its position the current one.
+// here.
 func (r *Reader) nextLine() (*lineRes, error) {
 	if r.pipe != nil {
 		res, _, err := r.pipe.Next()
-		if err != nil {
-			return nil, err
-		}
-		r.pos = res.pos
-		return res, nil
+		return res, err
 	}
 	line, err := r.lr.Next()
 	if err != nil {
 		return nil, err
 	}
-	r.pos = r.lr.Pos()
-	r.parser.parse(line, r.pos, &r.res)
+	r.parser.parse(line, r.lr.Pos(), &r.res)
 	return &r.res, nil
 }
 
@@ -178,8 +172,7 @@ func readErr(name string) func(pos parse.LinePos, err error) error {
 // texts, checks a sample's time against its CPU's previous record, records
 // a loss, reads a header line, counts what is not interpreted. It reports
 // whether res.ev is an event to hand out; lines that carry none (comments,
-// counted records, lost records) give false and no error. r.pos must be
-// the line's position.
+// counted records, lost records) give false and no error.
 func (r *Reader) apply(res *lineRes) (bool, *parse.ParseError) {
 	switch res.kind {
 	case resNone:
@@ -187,15 +180,15 @@ func (r *Reader) apply(res *lineRes) (bool, *parse.ParseError) {
 	case resErr:
 		return false, res.err
 	case resHeader:
-		r.headerLine(res.name)
+		r.headerLine(res.get(res.name), res.lineNo)
 		return false, nil
 	case resCount:
-		r.countUnknown(res.name)
+		r.countUnknown(res.get(res.name))
 		r.noteLayout(res.latency)
 		return false, nil
 	case resLost:
 		if r.lostLines++; r.lostLines == 1 {
-			r.firstLost = r.pos.Line
+			r.firstLost = res.lineNo
 		}
 		if res.err != nil {
 			return false, res.err
@@ -207,18 +200,19 @@ func (r *Reader) apply(res *lineRes) (bool, *parse.ParseError) {
 		return false, nil
 	}
 	ev := &res.ev
-	if ev.Kind == timeline.KindMarker {
-		ev.Arg = int64(r.strs.ID(res.mark))
+	if res.comm.hi > 0 {
+		if ev.Kind == timeline.KindMarker {
+			ev.Arg = int64(r.strs.ID(res.get(res.comm)))
+		} else {
+			ev.Comm = r.strs.ID(res.get(res.comm))
+		}
 	}
-	if res.comm != nil {
-		ev.Comm = r.strs.ID(res.comm)
-	}
-	if res.ocomm != nil {
-		ev.OComm = r.strs.ID(res.ocomm)
+	if res.ocomm.hi > 0 {
+		ev.OComm = r.strs.ID(res.get(res.ocomm))
 	}
 	cpu := int(ev.CPU)
 	if last := r.lost.LastOf(cpu); last != timeline.NoTime && ev.Time < last {
-		return false, r.errorf(string(res.name), parse.ErrBackwards,
+		return false, r.parser.errorf(parse.LinePos{Line: res.lineNo, Off: res.off}, string(res.get(res.name)), parse.ErrBackwards,
 			"timestamp %s on CPU %d is before the CPU's previous record at %s",
 			fmtTime(ev.Time), cpu, fmtTime(last))
 	}
@@ -229,19 +223,14 @@ func (r *Reader) apply(res *lineRes) (bool, *parse.ParseError) {
 		// Count by the bare name, as ftrace prints it, unless the bare name
 		// is one this Reader interprets in another system
 		// ("probe:sched_switch").
-		name := res.name
+		name := res.get(res.name)
 		if knownName(name) {
-			name = res.full
+			name = res.get(res.full)
 		}
 		r.countUnknown(name)
 		return false, nil
 	}
 	return true, nil
-}
-
-// errorf builds a positioned error about the current line.
-func (r *Reader) errorf(record string, sentinel error, format string, args ...any) *parse.ParseError {
-	return r.parser.errorf(r.pos, record, sentinel, format, args...)
 }
 
 // noteLayout warns, once, about a layout that loses information.
@@ -304,8 +293,9 @@ func (r *Reader) flush(ev *timeline.Event) error {
 	return io.EOF
 }
 
-// headerLine reads the facts Meta wants from a --header line.
-func (r *Reader) headerLine(line []byte) {
+// headerLine reads the facts Meta wants from the --header line of number
+// lineNo.
+func (r *Reader) headerLine(line []byte, lineNo int) {
 	key, val, ok := bytes.Cut(line[1:], []byte(" : "))
 	if !ok {
 		return
@@ -326,7 +316,7 @@ func (r *Reader) headerLine(line []byte) {
 	case "nrcpus avail", "nrcpus online":
 		n, err := strconv.Atoi(string(val))
 		if err != nil || n <= 0 || n > maxCPU+1 {
-			r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("line %d: ignoring %q", r.pos.Line, clip(line)))
+			r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("line %d: ignoring %q", lineNo, clip(line)))
 			return
 		}
 		if string(key) == "nrcpus avail" {
