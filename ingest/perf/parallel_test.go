@@ -302,3 +302,22 @@ func TestParallelAllocs(t *testing.T) {
 		t.Errorf("%.0f allocations for a parallel read, want at most 200", allocs)
 	}
 }
+
+// TestNoStaleResult: a parse result is reused from line to line (and from
+// block to block), and a line sets only its own kind's fields; a line that
+// is not a sample must not take the -L layout of a failed line before it.
+func TestNoStaleResult(t *testing.T) {
+	in := []byte("    perf  7452/7452    0   642.410455:       sched:sched_waking: comm=w pid=x prio=120 target_cpu=000\n" +
+		"PERF_RECORD_FINISHED_ROUND\n" + good1)
+	for _, c := range []struct{ workers, lines int }{{1, 0}, {2, 1}, {2, 2}} {
+		out := readWith(t, in, c.workers, c.lines, true)
+		if len(out.events) != 1 || out.meta.Skipped != 1 {
+			t.Fatalf("%d workers: %d events, %d skipped; want 1 and 1", c.workers, len(out.events), out.meta.Skipped)
+		}
+		for _, w := range out.meta.Warnings {
+			if strings.Contains(w, "-L") {
+				t.Errorf("%d workers, blocks of %d lines: warning %q, but no -L line was read", c.workers, c.lines, w)
+			}
+		}
+	}
+}
