@@ -51,7 +51,7 @@ type cpuState struct {
 // as with one (see parallel.go).
 type Reader struct {
 	recParser // the current line's parser and position
-	lr        *parse.LineReader
+	lr        parse.LineReader
 	lenient   bool
 	meta      *parse.Meta
 	unknown   map[string]*int64
@@ -82,15 +82,15 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	}
 	rd := &Reader{
 		recParser: recParser{name: opts.Name, strs: strs, comms: new([1 << commCacheBits]commSlot)},
-		lr:        parse.NewLineReader(r, MaxLine, opts.Lenient, readErr(opts.Name)),
 		lenient:   opts.Lenient,
 		meta:      parse.NewMeta(FormatPipe),
 		unknown:   map[string]*int64{},
 		lastTime:  timeline.NoTime,
 		q:         make([]timeline.Event, 0, 8),
 	}
+	rd.lr.Init(r, opts.Name, MaxLine, opts.Lenient, readErr)
 	if w := parse.WorkersFor(opts.Workers); w > 1 {
-		rd.pipe = parse.StartBlocks(rd.lr, w, blockLines, rd.newParser)
+		rd.pipe = parse.StartBlocks(&rd.lr, w, blockLines, rd.newParser)
 	}
 	return rd, nil
 }
@@ -174,13 +174,11 @@ func (r *Reader) finish() {
 	r.done = true
 }
 
-// readErr makes the error about an input that failed while its line at
-// pos was read.
-func readErr(name string) func(pos parse.LinePos, err error) error {
-	return func(pos parse.LinePos, err error) error {
-		return &parse.ParseError{File: name, Line: pos.Line, Offset: pos.Off, Record: "input",
-			Msg: "read error: " + err.Error(), Err: err}
-	}
+// readErr makes the error about the input name that failed while its line
+// at pos was read.
+func readErr(name string, pos parse.LinePos, err error) error {
+	return &parse.ParseError{File: name, Line: pos.Line, Offset: pos.Off, Record: "input",
+		Msg: "read error: " + err.Error(), Err: err}
 }
 
 // apply carries out a parsed line in input order: a record's per-CPU

@@ -71,13 +71,13 @@ func TestBlocks(t *testing.T) {
 	}
 	in.WriteString("last")
 	for _, lenient := range []bool{true, false} {
-		want, wantErr := readLines(t, NewLineReader(bytes.NewReader(in.Bytes()), 2*LineBufSize, lenient, posErr))
+		want, wantErr := readLines(t, newLR(bytes.NewReader(in.Bytes()), 2*LineBufSize, lenient))
 		if n := len(want); lenient && n != 41 || !lenient && n != 8 {
 			t.Fatalf("lenient %v: the LineReader read %d lines", lenient, n)
 		}
 		for _, workers := range []int{1, 2, 3} {
 			for _, lines := range []int{1, 2, 3, 0} {
-				lr := NewLineReader(bytes.NewReader(in.Bytes()), 2*LineBufSize, lenient, posErr)
+				lr := newLR(bytes.NewReader(in.Bytes()), 2*LineBufSize, lenient)
 				got, err := readBlocks(t, StartBlocks(lr, workers, lines, blockParser))
 				if err != wantErr {
 					t.Errorf("lenient %v, %d workers, %d lines: error %v, want %v", lenient, workers, lines, err, wantErr)
@@ -88,12 +88,12 @@ func TestBlocks(t *testing.T) {
 	}
 
 	data := []byte("a\nb\nc\nd")
-	want, wantErr := readLines(t, NewLineReader(&failing{data: data, err: io.ErrUnexpectedEOF}, 100, false, posErr))
-	if len(want) != 3 || wantErr.Error() != "line 4 offset 6: unexpected EOF" {
+	want, wantErr := readLines(t, newLR(&failing{data: data, err: io.ErrUnexpectedEOF}, 100, false))
+	if len(want) != 3 || wantErr.Error() != "in: line 4 offset 6: unexpected EOF" {
 		t.Fatalf("the LineReader read %d lines, then %v", len(want), wantErr)
 	}
 	for _, lines := range []int{1, 2, 0} {
-		lr := NewLineReader(&failing{data: data, err: io.ErrUnexpectedEOF}, 100, false, posErr)
+		lr := newLR(&failing{data: data, err: io.ErrUnexpectedEOF}, 100, false)
 		got, err := readBlocks(t, StartBlocks(lr, 2, lines, blockParser))
 		if err == nil || err.Error() != wantErr.Error() {
 			t.Errorf("%d lines: error %v, want %v", lines, err, wantErr)
@@ -106,7 +106,7 @@ func TestBlocks(t *testing.T) {
 // it was in, then ErrClosed; the producer no longer reads.
 func TestBlocksClose(t *testing.T) {
 	in := strings.Repeat("some line\n", 10000)
-	p := StartBlocks(NewLineReader(strings.NewReader(in), 100, false, posErr), 2, 100, blockParser)
+	p := StartBlocks(newLR(strings.NewReader(in), 100, false), 2, 100, blockParser)
 	for range 10 {
 		if _, _, err := p.Next(); err != nil {
 			t.Fatal(err)

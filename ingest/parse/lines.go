@@ -29,9 +29,10 @@ type LinePos struct {
 // skip it.
 type LineReader struct {
 	br      *bufio.Reader
+	name    string
 	max     int64
 	lenient bool
-	readErr func(pos LinePos, err error) error
+	readErr func(name string, pos LinePos, err error) error
 
 	pos     LinePos // of the line Next returned last, or failed to read
 	nextOff int64   // byte offset of the next line
@@ -40,11 +41,14 @@ type LineReader struct {
 	err     error // a sticky input error
 }
 
-// NewLineReader returns a LineReader of r that accepts lines of at most
-// maxLine bytes (newline included). readErr makes the error Next returns
-// when r fails, from the position of the line being read and r's error.
-func NewLineReader(r io.Reader, maxLine int64, lenient bool, readErr func(pos LinePos, err error) error) *LineReader {
-	return &LineReader{br: bufio.NewReaderSize(r, LineBufSize), max: maxLine, lenient: lenient, readErr: readErr}
+// Init makes r a LineReader of in, which accepts lines of at most maxLine
+// bytes (newline included). readErr makes the error Next returns when in
+// fails, from the input's name (for errors), the position of the line
+// being read and in's error. (A reader keeps its LineReader in itself:
+// Init, and a readErr that captures nothing, allocate no more than the
+// buffer.)
+func (r *LineReader) Init(in io.Reader, name string, maxLine int64, lenient bool, readErr func(name string, pos LinePos, err error) error) {
+	*r = LineReader{br: bufio.NewReaderSize(in, LineBufSize), name: name, max: maxLine, lenient: lenient, readErr: readErr}
 }
 
 // Pos returns the position of the line Next returned last (or failed to
@@ -95,7 +99,7 @@ func (r *LineReader) Next() ([]byte, error) {
 	r.pos.Partial = false
 	if err != nil {
 		if err != io.EOF {
-			r.err = r.readErr(r.pos, err)
+			r.err = r.readErr(r.name, r.pos, err)
 			return nil, r.err
 		}
 		r.eof = true

@@ -9,8 +9,15 @@ import (
 )
 
 // posErr is the error the tests' LineReaders make of an input error.
-func posErr(pos LinePos, err error) error {
-	return fmt.Errorf("line %d offset %d: %w", pos.Line, pos.Off, err)
+func posErr(name string, pos LinePos, err error) error {
+	return fmt.Errorf("%s: line %d offset %d: %w", name, pos.Line, pos.Off, err)
+}
+
+// newLR returns a LineReader of in named "in".
+func newLR(in io.Reader, maxLine int64, lenient bool) *LineReader {
+	lr := new(LineReader)
+	lr.Init(in, "in", maxLine, lenient, posErr)
+	return lr
 }
 
 type wantLine struct {
@@ -56,7 +63,7 @@ func clipS(s string) string {
 // TestLineReader: numbers, offsets, a blank line, CRLF (kept: the formats
 // trim it), the last line without a newline.
 func TestLineReader(t *testing.T) {
-	lr := NewLineReader(strings.NewReader("ab\n\ncd\r\nef"), 100, false, posErr)
+	lr := newLR(strings.NewReader("ab\n\ncd\r\nef"), 100, false)
 	got, err := readLines(t, lr)
 	if err != io.EOF {
 		t.Fatalf("error %v, want io.EOF", err)
@@ -67,7 +74,7 @@ func TestLineReader(t *testing.T) {
 		{"cd\r\n", LinePos{Line: 3, Off: 4}},
 		{"ef", LinePos{Line: 4, Off: 8, Partial: true}},
 	})
-	lr = NewLineReader(strings.NewReader(""), 100, false, posErr)
+	lr = newLR(strings.NewReader(""), 100, false)
 	if got, err := readLines(t, lr); len(got) != 0 || err != io.EOF {
 		t.Errorf("empty input: %d lines, %v; want none and io.EOF", len(got), err)
 	}
@@ -79,7 +86,7 @@ func TestLineReader(t *testing.T) {
 func TestLineReaderLong(t *testing.T) {
 	long := strings.Repeat("x", 2*LineBufSize+5) + "\n" // 131,078 bytes
 	in := "a\n" + long + "b\n"
-	lr := NewLineReader(strings.NewReader(in), 3*LineBufSize, false, posErr)
+	lr := newLR(strings.NewReader(in), 3*LineBufSize, false)
 	got, _ := readLines(t, lr)
 	sameLines(t, got, []wantLine{
 		{"a\n", LinePos{Line: 1}},
@@ -87,7 +94,7 @@ func TestLineReaderLong(t *testing.T) {
 		{"b\n", LinePos{Line: 3, Off: 2 + int64(len(long))}},
 	})
 
-	lr = NewLineReader(strings.NewReader(in), LineBufSize, true, posErr)
+	lr = newLR(strings.NewReader(in), LineBufSize, true)
 	got, _ = readLines(t, lr)
 	sameLines(t, got, []wantLine{
 		{"a\n", LinePos{Line: 1}},
@@ -97,7 +104,7 @@ func TestLineReaderLong(t *testing.T) {
 
 	// Strict: the first 64 KiB fill the buffer, the next 64 KiB pass the
 	// limit, and the reading stops there.
-	lr = NewLineReader(strings.NewReader(in), LineBufSize, false, posErr)
+	lr = newLR(strings.NewReader(in), LineBufSize, false)
 	got, err := readLines(t, lr)
 	if err != io.EOF {
 		t.Fatalf("error %v, want io.EOF after the cut line", err)
@@ -108,7 +115,7 @@ func TestLineReaderLong(t *testing.T) {
 	})
 
 	// Lenient, at the end of the input without a newline.
-	lr = NewLineReader(strings.NewReader("a\n"+long[:len(long)-1]), LineBufSize, true, posErr)
+	lr = newLR(strings.NewReader("a\n"+long[:len(long)-1]), LineBufSize, true)
 	got, _ = readLines(t, lr)
 	sameLines(t, got, []wantLine{
 		{"a\n", LinePos{Line: 1}},
@@ -134,10 +141,10 @@ func (f *failing) Read(p []byte) (int, error) {
 // TestLineReaderError: an input error is made into the reader's error at
 // the line being read, and returned from then on.
 func TestLineReaderError(t *testing.T) {
-	lr := NewLineReader(&failing{data: []byte("ab\ncd"), err: io.ErrUnexpectedEOF}, 100, true, posErr)
+	lr := newLR(&failing{data: []byte("ab\ncd"), err: io.ErrUnexpectedEOF}, 100, true)
 	got, err := readLines(t, lr)
 	sameLines(t, got, []wantLine{{"ab\n", LinePos{Line: 1}}})
-	if !errors.Is(err, io.ErrUnexpectedEOF) || err.Error() != "line 2 offset 3: unexpected EOF" {
+	if !errors.Is(err, io.ErrUnexpectedEOF) || err.Error() != "in: line 2 offset 3: unexpected EOF" {
 		t.Errorf("error %v, want line 2 offset 3 wrapping io.ErrUnexpectedEOF", err)
 	}
 	if p := lr.Pos(); p.Line != 2 || p.Off != 3 {

@@ -69,10 +69,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 	strs := timeline.NewStrings()
 	n := countEvents(t, data, strs, 1)
 	allocs := testing.AllocsPerRun(3, func() { countEvents(t, data, strs, 1) })
-	// NewReader: the Reader, its line reader, bufio buffer and read-error
-	// function, Meta and its maps; at EOF the per-CPU slice, the NCPU
-	// warning and the Unknown key. (TestParallelAllocs bounds the
-	// parallel read.)
+	// NewReader: the Reader, its bufio buffer, Meta and its maps; at EOF
+	// the per-CPU slice, the NCPU warning and the Unknown key.
+	// (TestParallelAllocs bounds the parallel read.)
 	if allocs > 16 {
 		t.Errorf("%.0f allocations for %d events, want at most 16 in all", allocs, n)
 	}

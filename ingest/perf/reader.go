@@ -33,7 +33,7 @@ const (
 // results in input order, so the events, the interned strings, Meta and
 // every error are the same as with one.
 type Reader struct {
-	lr     *parse.LineReader
+	lr     parse.LineReader
 	parser lineParser // serial mode
 	res    lineRes    // the current line's parse, serial mode
 	pipe   *parse.Blocks[lineRes, struct{}]
@@ -75,7 +75,6 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		strs = timeline.NewStrings()
 	}
 	rd := &Reader{
-		lr:     parse.NewLineReader(r, maxLine, opts.Lenient, readErr(opts.Name)),
 		parser: lineParser{name: opts.Name},
 		opts:   opts,
 		strs:   strs,
@@ -83,8 +82,9 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		maxCPU: -1,
 		names:  map[string]string{},
 	}
+	rd.lr.Init(r, opts.Name, maxLine, opts.Lenient, readErr)
 	if w := parse.WorkersFor(opts.Workers); w > 1 {
-		rd.pipe = parse.StartBlocks(rd.lr, w, blockLines, rd.newParser)
+		rd.pipe = parse.StartBlocks(&rd.lr, w, blockLines, rd.newParser)
 	}
 	return rd, nil
 }
@@ -159,13 +159,11 @@ func (r *Reader) fail(ev *timeline.Event, err error) error {
 	return err
 }
 
-// readErr makes the error about an input that failed while its line at
-// pos was read.
-func readErr(name string) func(pos parse.LinePos, err error) error {
-	return func(pos parse.LinePos, err error) error {
-		return &parse.ParseError{File: name, Line: pos.Line, Offset: pos.Off, Record: "perf script line",
-			Msg: "reading input: " + err.Error(), Err: err}
-	}
+// readErr makes the error about the input name that failed while its line
+// at pos was read.
+func readErr(name string, pos parse.LinePos, err error) error {
+	return &parse.ParseError{File: name, Line: pos.Line, Offset: pos.Off, Record: "perf script line",
+		Msg: "reading input: " + err.Error(), Err: err}
 }
 
 // apply carries out a parsed line in input order: it interns the line's
