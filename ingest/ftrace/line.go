@@ -27,7 +27,7 @@ type lineRes struct {
 	prefix  bool // a trace-cmd instance prefix came first
 	plugin  bool // the event used a trace-cmd plugin layout
 	intTime bool // the timestamp was a bare integer
-	pos     linePos
+	pos     parse.LinePos
 	refs    [2]int32 // deferred comms of the line: [lo, hi) in its block's refs
 	err     error
 	line    []byte // resCtl: the line (after an instance prefix)
@@ -56,7 +56,7 @@ type recParser struct {
 	strs   *timeline.Strings
 	comms  *[1 << commCacheBits]commSlot // nil: defer interning to refs
 	refs   []commRef
-	pos    linePos // of the line being parsed
+	pos    parse.LinePos // of the line being parsed
 	hdr    header
 	plugin bool // set by the event parsers for a trace-cmd plugin layout
 }
@@ -68,7 +68,7 @@ func (r *recParser) classify(line []byte, res *lineRes) {
 	err := r.parseLine(line, res)
 	res.refs = [2]int32{lo, int32(len(r.refs))}
 	if err != nil {
-		if r.pos.partial {
+		if r.pos.Partial {
 			// The last line of the input has no newline: it was cut.
 			if pe, ok := err.(*parse.ParseError); ok {
 				pe.Err = parse.ErrTruncated
@@ -79,11 +79,11 @@ func (r *recParser) classify(line []byte, res *lineRes) {
 }
 
 func (r *recParser) parseLine(line []byte, res *lineRes) error {
-	if r.pos.tooLong > 0 {
-		if r.pos.cut {
-			return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got more than %d bytes", MaxLine, r.pos.tooLong)
+	if r.pos.TooLong > 0 {
+		if r.pos.Cut {
+			return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got more than %d bytes", MaxLine, r.pos.TooLong)
 		}
-		return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got %d bytes", MaxLine, r.pos.tooLong)
+		return r.errf("line", parse.ErrBadField, "want a line of at most %d bytes, got %d bytes", MaxLine, r.pos.TooLong)
 	}
 	n := len(line)
 	if n > 0 && line[n-1] == '\n' {
@@ -144,7 +144,7 @@ func (r *recParser) parseRecord(line []byte, res *lineRes) error {
 	if err != nil {
 		return err
 	}
-	if r.pos.partial {
+	if r.pos.Partial {
 		return r.errf(recName(h.name), parse.ErrTruncated, "want a line ending in a newline, got end of input after %q", clip(line))
 	}
 	res.kind = resRecord
@@ -196,22 +196,29 @@ func (r *recParser) internText(text []byte) int64 {
 	return int64(r.strs.ID(text))
 }
 
+// deferred is what a block keeps of the comms its worker deferred: their
+// texts, in order, and the ids the Reader gave those of one line.
+type deferred struct {
+	refs []commRef
+	ids  []timeline.CommID
+}
+
 // resolve interns the comms a worker deferred for res, in their order, and
 // puts their ids in place of the placeholders.
-func (r *Reader) resolve(res *lineRes, b *block) {
+func (r *Reader) resolve(res *lineRes, d *deferred) {
 	lo, hi := res.refs[0], res.refs[1]
 	if lo == hi {
 		return
 	}
-	ids := b.ids[:0]
-	for _, ref := range b.refs[lo:hi] {
+	ids := d.ids[:0]
+	for _, ref := range d.refs[lo:hi] {
 		if ref.raw {
 			ids = append(ids, r.strs.ID(ref.b))
 		} else {
 			ids = append(ids, r.cached(ref.b))
 		}
 	}
-	b.ids = ids
+	d.ids = ids
 	ev := &res.ev
 	if ev.Comm&deferredID != 0 {
 		ev.Comm = ids[int32(ev.Comm&^deferredID)-lo]
@@ -228,8 +235,8 @@ func (r *Reader) resolve(res *lineRes, b *block) {
 func (r *recParser) errf(record string, cause error, format string, args ...any) error {
 	return &parse.ParseError{
 		File:   r.name,
-		Line:   r.pos.lineNo,
-		Offset: r.pos.off,
+		Line:   r.pos.Line,
+		Offset: r.pos.Off,
 		Record: record,
 		Msg:    fmt.Sprintf(format, args...),
 		Err:    cause,

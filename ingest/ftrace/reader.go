@@ -1,7 +1,6 @@
 package ftrace
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 )
 
 const (
-	bufSize = 64 << 10 // bufio buffer; longer lines are assembled in Reader.long
+	bufSize = parse.LineBufSize // lines up to this size are parsed in place
 	// MaxLine is the longest line the Reader accepts, in bytes. The kernel
 	// caps a trace_marker write at a few KiB, so a longer line is not a
 	// record.
@@ -40,28 +39,6 @@ type cpuState struct {
 	start     bool          // a buffer-started line waits for the CPU's next record
 }
 
-// linePos is where a line is, for errors and for the rules about a line
-// that is too long or is the input's last one without a newline.
-type linePos struct {
-	lineNo  int   // 1-based number of the line
-	off     int64 // byte offset of the line
-	tooLong int64 // length of the line when it exceeds MaxLine, else 0
-	cut     bool  // the line was too long and not read to its end
-	partial bool  // the last line of the input, with no newline
-}
-
-// lineReader splits the input into lines and knows their positions.
-type lineReader struct {
-	br      *bufio.Reader
-	name    string
-	lenient bool
-	pos     linePos // of the line readLine returned last
-	nextOff int64   // byte offset of the next line
-	long    []byte
-	eof     bool  // the input is exhausted
-	readErr error // a sticky I/O error
-}
-
 // Reader reads ftrace text (trace, trace_pipe) and trace-cmd report text. It
 // implements parse.Reader. It is not safe for concurrent use.
 //
@@ -74,12 +51,12 @@ type lineReader struct {
 // as with one (see parallel.go).
 type Reader struct {
 	recParser // the current line's parser and position
-	lr        lineReader
+	lr        parse.LineReader
 	lenient   bool
 	meta      *parse.Meta
 	unknown   map[string]*int64
 	res       lineRes // the current line's parse, serial mode
-	pipe      *pipeline
+	pipe      *parse.Blocks[lineRes, deferred]
 
 	done     bool // pending records were flushed after EOF
 	cpus     []cpuState
@@ -105,15 +82,15 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	}
 	rd := &Reader{
 		recParser: recParser{name: opts.Name, strs: strs, comms: new([1 << commCacheBits]commSlot)},
-		lr:        lineReader{br: bufio.NewReaderSize(r, bufSize), name: opts.Name, lenient: opts.Lenient},
 		lenient:   opts.Lenient,
 		meta:      parse.NewMeta(FormatPipe),
 		unknown:   map[string]*int64{},
 		lastTime:  timeline.NoTime,
 		q:         make([]timeline.Event, 0, 8),
 	}
+	rd.lr.Init(r, opts.Name, MaxLine, opts.Lenient, readErr)
 	if w := parse.WorkersFor(opts.Workers); w > 1 {
-		rd.pipe = startPipeline(rd, w)
+		rd.pipe = parse.StartBlocks(&rd.lr, w, blockLines, rd.newParser)
 	}
 	return rd, nil
 }
@@ -152,22 +129,14 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		if r.done {
 			return io.EOF
 		}
-		if r.pipe != nil {
-			if err := r.pipe.step(r); err != nil {
-				return err
-			}
-			continue
-		}
-		line, err := r.lr.readLine()
+		res, b, err := r.nextLine()
 		if err == io.EOF {
 			r.finish()
 			continue
 		} else if err != nil {
 			return err
 		}
-		r.pos = r.lr.pos
-		r.classify(line, &r.res)
-		if err := r.apply(&r.res, nil); err != nil {
+		if err := r.apply(res, b); err != nil {
 			if r.lenient {
 				r.meta.Skip(err)
 				continue
@@ -175,6 +144,26 @@ func (r *Reader) Next(ev *timeline.Event) error {
 			return err
 		}
 	}
+}
+
+// nextLine returns the parse of the next line, from the workers (with the
+// block it is in) or parsed here, and makes its position the current one.
+func (r *Reader) nextLine() (*lineRes, *parse.Block[lineRes, deferred], error) {
+	if r.pipe != nil {
+		res, b, err := r.pipe.Next()
+		if err != nil {
+			return nil, nil, err
+		}
+		r.pos = res.pos
+		return res, b, nil
+	}
+	line, err := r.lr.Next()
+	if err != nil {
+		return nil, nil, err
+	}
+	r.pos = *r.lr.Pos()
+	r.classify(line, &r.res)
+	return &r.res, nil, nil
 }
 
 // finish queues what is pending at the end of the input and completes Meta.
@@ -185,66 +174,20 @@ func (r *Reader) finish() {
 	r.done = true
 }
 
-// readLine returns the next line with its newline, or io.EOF.
-func (r *lineReader) readLine() ([]byte, error) {
-	if r.readErr != nil {
-		return nil, r.readErr
-	}
-	if r.eof || r.pos.cut {
-		return nil, io.EOF
-	}
-	line, err := r.br.ReadSlice('\n')
-	n := int64(len(line))
-	r.pos.tooLong = 0
-	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			if n > MaxLine && !r.lenient {
-				// The error ends the reading: do not read a line of
-				// gigabytes to its end to say so.
-				r.pos.cut = true
-				err = nil
-				break
-			}
-			line, err = r.br.ReadSlice('\n')
-			n += int64(len(line))
-			if n <= MaxLine {
-				r.long = append(r.long, line...)
-			}
-		}
-		if n > MaxLine {
-			r.pos.tooLong = n
-			r.long = r.long[:0]
-		}
-		line = r.long
-	}
-	r.pos.lineNo++
-	r.pos.off = r.nextOff
-	r.nextOff += n
-	r.pos.partial = false
-	if err != nil {
-		if err != io.EOF {
-			r.readErr = &parse.ParseError{File: r.name, Line: r.pos.lineNo, Offset: r.pos.off, Record: "input",
-				Msg: "read error: " + err.Error(), Err: err}
-			return nil, r.readErr
-		}
-		r.eof = true
-		if n == 0 {
-			r.pos.lineNo--
-			return nil, io.EOF
-		}
-		r.pos.partial = true
-	}
-	return line, nil
+// readErr makes the error about the input name that failed while its line
+// at pos was read.
+func readErr(name string, pos parse.LinePos, err error) error {
+	return &parse.ParseError{File: name, Line: pos.Line, Offset: pos.Off, Record: "input",
+		Msg: "read error: " + err.Error(), Err: err}
 }
 
 // apply carries out a parsed line in input order: a record's per-CPU
 // checks and its queueing, a header or lost-event line's effect on Meta and
 // the CPU states. b is the block the line came from (nil in serial mode),
 // whose deferred comms it interns first. r.pos must be the line's position.
-func (r *Reader) apply(res *lineRes, b *block) error {
+func (r *Reader) apply(res *lineRes, b *parse.Block[lineRes, deferred]) error {
 	if b != nil {
-		r.resolve(res, b)
+		r.resolve(res, &b.X)
 	}
 	if res.prefix {
 		r.meta.Format = FormatTraceCmd
@@ -484,7 +427,7 @@ func (r *Reader) cpuLine(line []byte) error {
 		return bad()
 	}
 	if r.lostLines++; r.lostLines == 1 {
-		r.firstLost = fmt.Sprintf("line %d, %q", r.pos.lineNo, clip(line))
+		r.firstLost = fmt.Sprintf("line %d, %q", r.pos.Line, clip(line))
 	}
 	st := r.cpuState(timeline.CPU(cpu))
 	switch {

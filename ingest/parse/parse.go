@@ -3,7 +3,10 @@
 // positioned ParseError. It exists so that the format packages
 // (ingest/ftrace, ingest/perf, ingest/perfetto) and the sniffing front end
 // (ingest) can share these types without an import cycle; package ingest
-// re-exports them.
+// re-exports them. The text readers (ftrace, perf script) also share the
+// LineReader that splits their input into positioned lines, Blocks, which
+// parses those lines on several goroutines and hands the results back in
+// input order, and LostCPUs.
 //
 // It imports timeline and topology only.
 package parse
@@ -90,8 +93,8 @@ type Options struct {
 	// events and once at the end. A perf.data or trace.dat read in place
 	// at offsets reports events only.
 	Progress func(read, total int64, events int)
-	// Workers is how many goroutines a text reader may parse on (the
-	// ftrace reader splits its input into blocks of lines): 0 picks
+	// Workers is how many goroutines a text reader (ftrace, perf
+	// script) may parse on, in blocks of lines (Blocks): 0 picks
 	// WorkersFor(0), 1 parses in the goroutine that calls Next. The
 	// events, strings, Meta and errors are the same for any value.
 	Workers int

@@ -205,14 +205,15 @@ func knownName(name []byte) bool {
 
 // fill reads the tracepoint text of s into ev (whose Time, CPU and TGID are
 // set). It returns the event's kind (KindUnknown for events not
-// interpreted, with ev untouched) or what was wrong.
-func (r *Reader) fill(s *sample, ev *timeline.Event) (timeline.Kind, string) {
-	kind := kindOf(s.sys, s.event)
+// interpreted, with ev untouched) and the texts to intern for it, all parts
+// of the line: a marker's text or the comm of ev.Task, and the comm of
+// ev.Other (nil when the event has none); or what was wrong.
+func fill(s *sample, ev *timeline.Event) (kind timeline.Kind, comm, ocomm []byte, msg string) {
+	kind = kindOf(s.sys, s.event)
 	if kind == timeline.KindUnknown {
-		return kind, ""
+		return kind, nil, nil, ""
 	}
 	f := fields{t: s.text}
-	var comm, ocomm []byte
 	switch kind {
 	case timeline.KindSwitch:
 		// prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==>
@@ -311,21 +312,14 @@ func (r *Reader) fill(s *sample, ev *timeline.Event) (timeline.Kind, string) {
 				text = text[i+len(markPrefix):]
 			}
 		}
-		text = bytes.TrimRight(text, " \n\r\t")
-		ev.Arg = int64(r.strs.ID(text))
+		comm = bytes.TrimRight(text, " \n\r\t")
 		ev.Task = s.tid
 		ev.Other = s.tid
 	}
 	if f.bad {
-		return kind, f.msg()
+		return kind, nil, nil, f.msg()
 	}
-	if comm != nil {
-		ev.Comm = r.strs.ID(comm)
-	}
-	if ocomm != nil {
-		ev.OComm = r.strs.ID(ocomm)
-	}
-	return kind, ""
+	return kind, comm, ocomm, ""
 }
 
 // execComm is the comm the kernel gives a task after exec: the file name's

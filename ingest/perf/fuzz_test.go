@@ -43,7 +43,9 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 //   - a KindLost carries the time of the next event on its CPU, or ends the
 //     trace, and Start <= Time;
 //   - the events strict mode hands out before its error are the first events
-//     lenient mode hands out (a bad record changes no reader state).
+//     lenient mode hands out (a bad record changes no reader state);
+//   - parsing on several goroutines reads the same as one (events, strings,
+//     errors, Meta).
 func FuzzPerfScript(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
@@ -62,11 +64,12 @@ func FuzzPerfScript(f *testing.F) {
 				t.Fatalf("event %d: strict %+v, lenient %+v", i, strict[i], lenient[i])
 			}
 		}
+		checkParallelWith(t, "fuzz", data, []struct{ workers, lines int }{{2, 1}, {3, 3}})
 	})
 }
 
 func fuzzRead(t *testing.T, data []byte, lenient bool) ([]timeline.Event, error) {
-	r, err := NewReader(bytes.NewReader(data), parse.Options{Name: "fuzz", Lenient: lenient})
+	r, err := NewReader(bytes.NewReader(data), parse.Options{Name: "fuzz", Lenient: lenient, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,55 +10,59 @@ import (
 	"github.com/schedlens/schedlens/timeline"
 )
 
+const (
+	good1 = "            perf 13341 [000]     1.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n"
+	good2 = "            perf 13341 [001]     3.000000:       sched:sched_waking: comm=b pid=19 prio=0 target_cpu=001\n"
+	hdr   = "            perf 13341 [000]     2.000000: "
+)
+
+// malformedCases are malformed lines: each goes between good1 and (unless
+// last) good2.
+var malformedCases = []struct {
+	name   string
+	bad    string
+	last   bool // bad is the last, unterminated line: no good2 after it
+	err    error
+	record string
+	msg    string // substring of ParseError.Msg
+}{
+	{"cut mid-line", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_st", true, parse.ErrTruncated, "sched_switch", "prev_state"},
+	{"cut in the header", "            perf 13341 [0", true, parse.ErrTruncated, "perf script sample", "timestamp"},
+	{"cut after the time", "            perf 13341 [000]     2.0000", true, parse.ErrTruncated, "perf script sample", "timestamp"},
+	{"bad pid number", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13x41 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120\n", false, parse.ErrBadField, "sched_switch", "field prev_pid: want an integer, got \"13x41\""},
+	{"bad time", "            perf 13341 [000]     2.00x000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "timestamp"},
+	{"ten fraction digits", "            perf 13341 [000]     2.0000000001:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "1 to 9 fraction digits"},
+	{"time overflows", "            perf 13341 [000]     99999999999999999999.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "overflows"},
+	{"unknown state letter", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_state=Q ==> next_comm=a next_pid=1 next_prio=120\n", false, parse.ErrBadField, "sched_switch", "field prev_state: want R, R+ or letters of SDTtXZPIKWxN joined by |, got \"Q\""},
+	{"backwards on its CPU", "            perf 13341 [000]     0.500000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBackwards, "sched_waking", "before the CPU's previous record"},
+	{"backwards uninterpreted record", "            perf 13341 [000]     0.500000: sched:sched_stat_runtime: comm=perf pid=13341 runtime=1 [ns]\n", false, parse.ErrBackwards, "sched_stat_runtime", "before the CPU's previous record"},
+	{"binary garbage", "\x00\x01\x7fELF\xff\xfe\x00 [\x00]: :\n", false, parse.ErrBadField, "perf script sample", "timestamp"},
+	{"no cpu column", "            perf 13341     2.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "cpu field required"},
+	{"cpu out of range", "            perf 13341 [9999]     2.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "field cpu"},
+	{"no event column", hdr + "comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "event field required"},
+	{"sched_switch without next_pid", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_state=S ==> next_comm=a next_prio=120\n", false, parse.ErrBadField, "sched_switch", "field next_comm"},
+	{"sched_switch without arrow", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_state=S next_comm=a next_pid=1 next_prio=120\n", false, parse.ErrBadField, "sched_switch", "==>"},
+	{"sched_waking without pid", hdr + "      sched:sched_waking: comm=a prio=0 target_cpu=000\n", false, parse.ErrBadField, "sched_waking", "field comm"},
+	{"sched_wakeup bad target_cpu", hdr + "      sched:sched_wakeup: comm=a pid=18 prio=0 target_cpu=x\n", false, parse.ErrBadField, "sched_wakeup", "field target_cpu"},
+	{"sched_wakeup_new prio out of range", hdr + "  sched:sched_wakeup_new: comm=a pid=18 prio=40000 target_cpu=000\n", false, parse.ErrBadField, "sched_wakeup_new", "field prio: want -32768 to 32767"},
+	{"sched_migrate_task without dest_cpu", hdr + "sched:sched_migrate_task: comm=a pid=18 prio=0 orig_cpu=0\n", false, parse.ErrBadField, "sched_migrate_task", "field dest_cpu"},
+	{"sched_process_fork without child_pid", hdr + "sched:sched_process_fork: comm=bash pid=1 child_comm=bash\n", false, parse.ErrBadField, "sched_process_fork", "field child_comm"},
+	{"sched_process_exec without old_pid", hdr + "sched:sched_process_exec: filename=/bin/sh pid=7\n", false, parse.ErrBadField, "sched_process_exec", "field old_pid"},
+	{"sched_process_exit without prio", hdr + "sched:sched_process_exit: comm=a pid=7\n", false, parse.ErrBadField, "sched_process_exit", "field prio"},
+	{"sched_process_free negative pid", hdr + "sched:sched_process_free: comm=a pid=-7 prio=120\n", false, parse.ErrBadField, "sched_process_free", "field pid"},
+	{"task_newtask without pid", hdr + "task:task_newtask: comm=sh clone_flags=4100 oom_score_adj=0\n", false, parse.ErrBadField, "task_newtask", "field pid"},
+	{"task_rename without newcomm", hdr + "task:task_rename: pid=7 oldcomm=sh oom_score_adj=0\n", false, parse.ErrBadField, "task_rename", "field oldcomm"},
+	{"cpu_idle without cpu_id", hdr + "power:cpu_idle: state=1\n", false, parse.ErrBadField, "cpu_idle", "field cpu_id"},
+	{"lost with a bad count", hdr + "PERF_RECORD_LOST lost many\n", false, parse.ErrBadField, "PERF_RECORD_LOST", "field lost"},
+	{"line over 4 MiB", hdr + strings.Repeat("x", maxLine) + "\n", false, parse.ErrBadField, "perf script line", "line longer than"},
+}
+
 // TestMalformed feeds a good line, a bad line and (unless the bad line is
 // cut at the end) another good line. Strict reading must hand out the first
 // event, then a positioned *parse.ParseError on line 2 wrapping the right
 // sentinel; lenient reading must keep both good events and skip one record.
 func TestMalformed(t *testing.T) {
-	const (
-		good1 = "            perf 13341 [000]     1.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n"
-		good2 = "            perf 13341 [001]     3.000000:       sched:sched_waking: comm=b pid=19 prio=0 target_cpu=001\n"
-		hdr   = "            perf 13341 [000]     2.000000: "
-	)
-	tests := []struct {
-		name   string
-		bad    string
-		last   bool // bad is the last, unterminated line: no good2 after it
-		err    error
-		record string
-		msg    string // substring of ParseError.Msg
-	}{
-		{"cut mid-line", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_st", true, parse.ErrTruncated, "sched_switch", "prev_state"},
-		{"cut in the header", "            perf 13341 [0", true, parse.ErrTruncated, "perf script sample", "timestamp"},
-		{"cut after the time", "            perf 13341 [000]     2.0000", true, parse.ErrTruncated, "perf script sample", "timestamp"},
-		{"bad pid number", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13x41 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120\n", false, parse.ErrBadField, "sched_switch", "field prev_pid: want an integer, got \"13x41\""},
-		{"bad time", "            perf 13341 [000]     2.00x000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "timestamp"},
-		{"ten fraction digits", "            perf 13341 [000]     2.0000000001:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "1 to 9 fraction digits"},
-		{"time overflows", "            perf 13341 [000]     99999999999999999999.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "overflows"},
-		{"unknown state letter", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_state=Q ==> next_comm=a next_pid=1 next_prio=120\n", false, parse.ErrBadField, "sched_switch", "field prev_state: want R, R+ or letters of SDTtXZPIKWxN joined by |, got \"Q\""},
-		{"backwards on its CPU", "            perf 13341 [000]     0.500000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBackwards, "sched_waking", "before the CPU's previous record"},
-		{"backwards uninterpreted record", "            perf 13341 [000]     0.500000: sched:sched_stat_runtime: comm=perf pid=13341 runtime=1 [ns]\n", false, parse.ErrBackwards, "sched_stat_runtime", "before the CPU's previous record"},
-		{"binary garbage", "\x00\x01\x7fELF\xff\xfe\x00 [\x00]: :\n", false, parse.ErrBadField, "perf script sample", "timestamp"},
-		{"no cpu column", "            perf 13341     2.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "cpu field required"},
-		{"cpu out of range", "            perf 13341 [9999]     2.000000:       sched:sched_waking: comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "field cpu"},
-		{"no event column", hdr + "comm=a pid=18 prio=0 target_cpu=000\n", false, parse.ErrBadField, "perf script sample", "event field required"},
-		{"sched_switch without next_pid", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_state=S ==> next_comm=a next_prio=120\n", false, parse.ErrBadField, "sched_switch", "field next_comm"},
-		{"sched_switch without arrow", hdr + "      sched:sched_switch: prev_comm=perf prev_pid=13341 prev_prio=120 prev_state=S next_comm=a next_pid=1 next_prio=120\n", false, parse.ErrBadField, "sched_switch", "==>"},
-		{"sched_waking without pid", hdr + "      sched:sched_waking: comm=a prio=0 target_cpu=000\n", false, parse.ErrBadField, "sched_waking", "field comm"},
-		{"sched_wakeup bad target_cpu", hdr + "      sched:sched_wakeup: comm=a pid=18 prio=0 target_cpu=x\n", false, parse.ErrBadField, "sched_wakeup", "field target_cpu"},
-		{"sched_wakeup_new prio out of range", hdr + "  sched:sched_wakeup_new: comm=a pid=18 prio=40000 target_cpu=000\n", false, parse.ErrBadField, "sched_wakeup_new", "field prio: want -32768 to 32767"},
-		{"sched_migrate_task without dest_cpu", hdr + "sched:sched_migrate_task: comm=a pid=18 prio=0 orig_cpu=0\n", false, parse.ErrBadField, "sched_migrate_task", "field dest_cpu"},
-		{"sched_process_fork without child_pid", hdr + "sched:sched_process_fork: comm=bash pid=1 child_comm=bash\n", false, parse.ErrBadField, "sched_process_fork", "field child_comm"},
-		{"sched_process_exec without old_pid", hdr + "sched:sched_process_exec: filename=/bin/sh pid=7\n", false, parse.ErrBadField, "sched_process_exec", "field old_pid"},
-		{"sched_process_exit without prio", hdr + "sched:sched_process_exit: comm=a pid=7\n", false, parse.ErrBadField, "sched_process_exit", "field prio"},
-		{"sched_process_free negative pid", hdr + "sched:sched_process_free: comm=a pid=-7 prio=120\n", false, parse.ErrBadField, "sched_process_free", "field pid"},
-		{"task_newtask without pid", hdr + "task:task_newtask: comm=sh clone_flags=4100 oom_score_adj=0\n", false, parse.ErrBadField, "task_newtask", "field pid"},
-		{"task_rename without newcomm", hdr + "task:task_rename: pid=7 oldcomm=sh oom_score_adj=0\n", false, parse.ErrBadField, "task_rename", "field oldcomm"},
-		{"cpu_idle without cpu_id", hdr + "power:cpu_idle: state=1\n", false, parse.ErrBadField, "cpu_idle", "field cpu_id"},
-		{"lost with a bad count", hdr + "PERF_RECORD_LOST lost many\n", false, parse.ErrBadField, "PERF_RECORD_LOST", "field lost"},
-		{"line over 4 MiB", hdr + strings.Repeat("x", maxLine) + "\n", false, parse.ErrBadField, "perf script line", "line longer than"},
-	}
-	for _, tc := range tests {
+	for _, tc := range malformedCases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := good1 + tc.bad
 			wantGood := 2

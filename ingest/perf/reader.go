@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -20,22 +19,27 @@ const (
 	maxCPU = topology.MaxCPUs - 1
 	// maxLine bounds one line; longer lines are a ParseError.
 	maxLine = 4 << 20
-	// bufSize is the bufio buffer; lines up to this size are parsed in place.
-	bufSize = 64 << 10
 )
 
-// Reader reads `perf script` text. It implements parse.Reader.
+// Reader reads `perf script` text. It implements parse.Reader. It is not
+// safe for concurrent use.
+//
+// A line is parsed by a lineParser, which needs nothing from the lines
+// before it, and then applied in order by the Reader (apply): the texts
+// interned, per-CPU time checks, lost records and the event held behind
+// them, header lines, Meta, the counts of events not interpreted. With
+// more than one worker (parse.Options.Workers) the parsing runs on several
+// goroutines, block by block (parse.Blocks), and the Reader applies the
+// results in input order, so the events, the interned strings, Meta and
+// every error are the same as with one.
 type Reader struct {
-	br   *bufio.Reader
-	name string
-	opts parse.Options
-	strs *timeline.Strings
-	meta *parse.Meta
-
-	line    int   // 1-based number of the line being parsed
-	off     int64 // offset of the line being parsed
-	nextOff int64 // offset of the next line
-	long    []byte
+	lr     parse.LineReader
+	parser lineParser // serial mode
+	res    lineRes    // the current line's parse, serial mode
+	pipe   *parse.Blocks[lineRes, struct{}]
+	opts   parse.Options
+	strs   *timeline.Strings
+	meta   *parse.Meta
 
 	lost   parse.LostCPUs // per CPU: last record time, a loss not yet handed out
 	maxCPU int
@@ -60,7 +64,8 @@ type Reader struct {
 var _ parse.Reader = (*Reader)(nil)
 
 // NewReader returns a Reader of the perf script text r. It reads nothing
-// until Next.
+// until Next, unless it parses on several goroutines
+// (parse.Options.Workers), which start reading at once; Close stops them.
 func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	if r == nil {
 		return nil, errors.New("perf: nil input")
@@ -69,15 +74,19 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 	if strs == nil {
 		strs = timeline.NewStrings()
 	}
-	return &Reader{
-		br:     bufio.NewReaderSize(r, bufSize),
-		name:   opts.Name,
+	rd := &Reader{
+		parser: lineParser{name: opts.Name},
 		opts:   opts,
 		strs:   strs,
 		meta:   parse.NewMeta("perf-script"),
 		maxCPU: -1,
 		names:  map[string]string{},
-	}, nil
+	}
+	rd.lr.Init(r, opts.Name, maxLine, opts.Lenient, readErr)
+	if w := parse.WorkersFor(opts.Workers); w > 1 {
+		rd.pipe = parse.StartBlocks(&rd.lr, w, blockLines, rd.newParser)
+	}
+	return rd, nil
 }
 
 // Meta returns what the Reader learned so far; it is complete after Next
@@ -101,33 +110,24 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		return r.err
 	}
 	for !r.eof {
-		line, eof, tooLong, err := r.readLine()
-		if err != nil {
-			ev.Reset()
-			r.err = err
-			return err
-		}
-		if eof && len(line) == 0 && !tooLong {
+		res, err := r.nextLine()
+		if err == io.EOF {
 			r.finish()
 			break
 		}
-		var ok bool
-		var perr *parse.ParseError
-		if tooLong {
-			perr = r.errorf("perf script line", parse.ErrBadField, "line longer than %d bytes", maxLine)
-		} else {
-			ok, perr = r.parseLine(line, ev, eof)
+		if err != nil {
+			return r.fail(ev, err)
 		}
+		ok, perr := r.apply(res)
 		if perr != nil {
-			ev.Reset()
 			if r.opts.Lenient {
 				r.meta.Skip(perr)
 				continue
 			}
-			r.err = perr
-			return perr
+			return r.fail(ev, perr)
 		}
 		if ok {
+			*ev = res.ev
 			r.commit(ev)
 			return nil
 		}
@@ -135,180 +135,109 @@ func (r *Reader) Next(ev *timeline.Event) error {
 	return r.flush(ev)
 }
 
-// readLine returns the next line with its newline, advancing the position.
-// eof is true for the last line when it has no newline (or is empty).
-// tooLong is true, with no bytes, for a line over maxLine.
-func (r *Reader) readLine() (line []byte, eof, tooLong bool, err error) {
-	r.line++
-	r.off = r.nextOff
-	line, err = r.br.ReadSlice('\n')
-	n := int64(len(line))
-	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			if tooLong && !r.opts.Lenient {
-				// The error ends the reading: do not read a line of
-				// gigabytes to its end to say so.
-				r.eof = true
-				return nil, true, true, nil
-			}
-			line, err = r.br.ReadSlice('\n')
-			n += int64(len(line))
-			if !tooLong && len(r.long)+len(line) <= maxLine {
-				r.long = append(r.long, line...)
-			} else {
-				tooLong = true
-			}
-		}
-		line = r.long
+// nextLine returns the parse of the next line, from the workers or parsed
+// here.
+func (r *Reader) nextLine() (*lineRes, error) {
+	if r.pipe != nil {
+		res, _, err := r.pipe.Next()
+		return res, err
 	}
-	r.nextOff += n
-	switch {
-	case err == io.EOF:
-		eof = true
-	case err != nil:
-		return nil, false, false, r.readErr(err)
+	line, err := r.lr.Next()
+	if err != nil {
+		return nil, err
 	}
-	if tooLong {
-		return nil, eof, true, nil
-	}
-	return line, eof, false, nil
+	r.parser.parse(line, r.lr.Pos(), &r.res)
+	return &r.res, nil
 }
 
-func (r *Reader) readErr(err error) error {
-	return &parse.ParseError{File: r.name, Line: r.line, Offset: r.off, Record: "perf script line",
+// fail makes err the error Next returns from now on; the goroutines of a
+// parallel read stop, since nothing more will be read.
+func (r *Reader) fail(ev *timeline.Event, err error) error {
+	ev.Reset()
+	r.err = err
+	r.Close()
+	return err
+}
+
+// readErr makes the error about the input name that failed while its line
+// at pos was read.
+func readErr(name string, pos parse.LinePos, err error) error {
+	return &parse.ParseError{File: name, Line: pos.Line, Offset: pos.Off, Record: "perf script line",
 		Msg: "reading input: " + err.Error(), Err: err}
 }
 
-// errorf builds a positioned error about the current line.
-func (r *Reader) errorf(record string, sentinel error, format string, args ...any) *parse.ParseError {
-	return &parse.ParseError{File: r.name, Line: r.line, Offset: r.off, Record: record,
-		Msg: fmt.Sprintf(format, args...), Err: sentinel}
-}
-
-// parseLine parses one line into ev. It reports whether ev holds an event
-// to hand out; lines that carry none (comments, counted records, lost
-// records) give false and no error.
-func (r *Reader) parseLine(line []byte, ev *timeline.Event, unterminated bool) (bool, *parse.ParseError) {
-	line = trimEOL(line)
-	if len(line) == 0 || line[0] == '\t' {
+// apply carries out a parsed line in input order: it interns the line's
+// texts, checks a sample's time against its CPU's previous record, records
+// a loss, reads a header line, counts what is not interpreted. It reports
+// whether res.ev is an event to hand out; lines that carry none (comments,
+// counted records, lost records) give false and no error.
+func (r *Reader) apply(res *lineRes) (bool, *parse.ParseError) {
+	switch res.kind {
+	case resNone:
 		return false, nil
-	}
-	if line[0] == '#' {
-		r.headerLine(line)
+	case resErr:
+		return false, res.err
+	case resHeader:
+		r.headerLine(res.get(res.name), res.lineNo)
 		return false, nil
-	}
-	if bytes.HasPrefix(line, []byte("PERF_RECORD_")) {
-		// Records printed without a sample header (--show-round-events).
-		r.countUnknown(recordName(line))
+	case resCount:
+		r.countUnknown(res.get(res.name))
+		r.noteLayout(res.latency)
 		return false, nil
-	}
-	ev.Reset()
-	var s sample
-	if msg := s.parse(line); msg != "" {
-		return false, r.lineError(&s, msg, unterminated)
-	}
-	if s.record {
-		perr := r.record(&s, unterminated)
-		if perr == nil {
-			r.noteLayout(&s)
+	case resLost:
+		if r.lostLines++; r.lostLines == 1 {
+			r.firstLost = res.lineNo
 		}
-		return false, perr
+		if res.err != nil {
+			return false, res.err
+		}
+		cpu := int(res.ev.CPU)
+		r.growCPU(cpu)
+		r.lost.Add(cpu, res.ev.Arg, res.ev.Time)
+		r.noteLayout(res.latency)
+		return false, nil
 	}
-	ev.Time = s.time
-	ev.CPU = timeline.CPU(s.cpu)
-	ev.TGID = s.tgid
-	kind, msg := r.fill(&s, ev)
-	if msg != "" {
-		return false, r.lineError(&s, msg, unterminated)
+	ev := &res.ev
+	if res.comm.hi > 0 {
+		if ev.Kind == timeline.KindMarker {
+			ev.Arg = int64(r.strs.ID(res.get(res.comm)))
+		} else {
+			ev.Comm = r.strs.ID(res.get(res.comm))
+		}
 	}
-	if perr := r.checkTime(&s); perr != nil {
-		return false, perr
+	if res.ocomm.hi > 0 {
+		ev.OComm = r.strs.ID(res.get(res.ocomm))
 	}
-	r.see(&s)
-	r.noteLayout(&s)
-	if kind == timeline.KindUnknown {
+	cpu := int(ev.CPU)
+	if last := r.lost.LastOf(cpu); last != timeline.NoTime && ev.Time < last {
+		return false, r.parser.errorf(parse.LinePos{Line: res.lineNo, Off: res.off}, string(res.get(res.name)), parse.ErrBackwards,
+			"timestamp %s on CPU %d is before the CPU's previous record at %s",
+			fmtTime(ev.Time), cpu, fmtTime(last))
+	}
+	r.growCPU(cpu)
+	r.lost.See(cpu, ev.Time)
+	r.noteLayout(res.latency)
+	if ev.Kind == timeline.KindUnknown {
 		// Count by the bare name, as ftrace prints it, unless the bare name
 		// is one this Reader interprets in another system
 		// ("probe:sched_switch").
-		name := s.event
-		if knownName(s.event) {
-			name = s.full
+		name := res.get(res.name)
+		if knownName(name) {
+			name = res.get(res.full)
 		}
 		r.countUnknown(name)
 		return false, nil
 	}
-	ev.Kind = kind
 	return true, nil
 }
 
 // noteLayout warns, once, about a layout that loses information.
-func (r *Reader) noteLayout(s *sample) {
-	if s.latency && !r.latency {
+func (r *Reader) noteLayout(latency bool) {
+	if latency && !r.latency {
 		r.latency = true
 		r.meta.Warnings = append(r.meta.Warnings,
 			"perf script -L layout: the comm column is cut to 8 characters")
 	}
-}
-
-// lineError wraps a parse failure of the current line: a bad last line
-// without a newline is a cut-off line.
-func (r *Reader) lineError(s *sample, msg string, unterminated bool) *parse.ParseError {
-	sentinel := parse.ErrBadField
-	if unterminated {
-		sentinel = parse.ErrTruncated
-		msg += " (last line has no newline: cut off?)"
-	}
-	return r.errorf(s.recordName(), sentinel, "%s", msg)
-}
-
-// record handles a PERF_RECORD_* line that follows a sample header.
-func (r *Reader) record(s *sample, unterminated bool) *parse.ParseError {
-	name := recordName(s.rest)
-	switch string(name) {
-	case "PERF_RECORD_LOST", "PERF_RECORD_LOST_SAMPLES":
-	default:
-		r.countUnknown(name)
-		return nil
-	}
-	if r.lostLines++; r.lostLines == 1 {
-		r.firstLost = r.line
-	}
-	// " lost %lu" (perf_event__fprintf_lost, tools/perf/util/event.c).
-	rest := skipSpace(s.rest[len(name):])
-	n := int64(-1)
-	if v, ok := bytes.CutPrefix(rest, []byte("lost ")); ok {
-		tok := skipSpace(v)
-		if i := bytes.IndexByte(tok, ' '); i >= 0 {
-			tok = tok[:i]
-		}
-		x, ok := parseInt(tok)
-		if !ok || x < 0 {
-			return r.lineError(s, fmt.Sprintf("field lost: want a count, got %q", clip(tok)), unterminated)
-		}
-		n = x
-	}
-	r.growCPU(s.cpu)
-	r.lost.Add(s.cpu, n, s.time)
-	return nil
-}
-
-// checkTime rejects a record older than its CPU's previous one.
-func (r *Reader) checkTime(s *sample) *parse.ParseError {
-	{
-		if last := r.lost.LastOf(s.cpu); last != timeline.NoTime && s.time < last {
-			return r.errorf(s.recordName(), parse.ErrBackwards,
-				"timestamp %s on CPU %d is before the CPU's previous record at %s",
-				fmtTime(s.time), s.cpu, fmtTime(last))
-		}
-	}
-	return nil
-}
-
-// see records a valid sample's CPU and time.
-func (r *Reader) see(s *sample) {
-	r.growCPU(s.cpu)
-	r.lost.See(s.cpu, s.time)
 }
 
 func (r *Reader) growCPU(cpu int) {
@@ -362,8 +291,9 @@ func (r *Reader) flush(ev *timeline.Event) error {
 	return io.EOF
 }
 
-// headerLine reads the facts Meta wants from a --header line.
-func (r *Reader) headerLine(line []byte) {
+// headerLine reads the facts Meta wants from the --header line of number
+// lineNo.
+func (r *Reader) headerLine(line []byte, lineNo int) {
 	key, val, ok := bytes.Cut(line[1:], []byte(" : "))
 	if !ok {
 		return
@@ -384,7 +314,7 @@ func (r *Reader) headerLine(line []byte) {
 	case "nrcpus avail", "nrcpus online":
 		n, err := strconv.Atoi(string(val))
 		if err != nil || n <= 0 || n > maxCPU+1 {
-			r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("line %d: ignoring %q", r.line, clip(line)))
+			r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("line %d: ignoring %q", lineNo, clip(line)))
 			return
 		}
 		if string(key) == "nrcpus avail" {
