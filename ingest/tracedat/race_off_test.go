@@ -1,0 +1,5 @@
+//go:build !race
+
+package tracedat
+
+const raceEnabled = false
