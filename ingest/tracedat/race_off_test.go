@@ -1,5 +1,5 @@
 //go:build !race
 
-package tracedat
+package tracedat_test
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build race
 
-package tracedat
+package tracedat_test
 
 // raceEnabled: the race detector makes sync.Pool drop what is put back at
 // random, so allocation totals are not the program's own.
