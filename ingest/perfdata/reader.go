@@ -175,6 +175,14 @@ func seekable(r io.Reader, br *bufio.Reader) (io.ReaderAt, int64, error) {
 	return f, n, nil
 }
 
+// Close stops the decompressor of a perf record -z file and drops the
+// temporary copy of a pipe, for a caller that stops reading before the
+// end; reading to the end or to an error does it too.
+func (r *Reader) Close() error {
+	r.closeSpool()
+	return nil
+}
+
 func (r *Reader) closeSpool() {
 	if r.zdec != nil {
 		r.zdec.close()

@@ -41,11 +41,17 @@ func (s *zsrc) Read(p []byte) (int, error) {
 		case <-s.quit:
 			return 0, io.EOF
 		}
-		b, ok := <-s.in
-		if !ok {
+		// Between two payloads the decoder waits here: a reader that
+		// stops (at its end, an error or Close) must let it go.
+		select {
+		case b, ok := <-s.in:
+			if !ok {
+				return 0, io.EOF
+			}
+			s.cur = b
+		case <-s.quit:
 			return 0, io.EOF
 		}
-		s.cur = b
 	}
 	n := copy(p, s.cur)
 	s.cur = s.cur[n:]
