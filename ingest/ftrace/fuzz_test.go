@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/schedlens/schedlens/internal/readertest"
+
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
 )
@@ -59,7 +61,7 @@ func checkReader(t *testing.T, in []byte) {
 			t.Fatalf("event %d: strict %+v, lenient %+v", i, strict[i], lenient[i])
 		}
 	}
-	checkParallelWith(t, "fuzz", in, []struct{ workers, lines int }{{2, 1}, {3, 3}})
+	checkParallelWith(t, "fuzz", in, []readertest.Config{{Workers: 2, Lines: 1}, {Workers: 3, Lines: 3}})
 }
 
 func read(t *testing.T, in []byte, lenient bool) []timeline.Event {

@@ -4,29 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/schedlens/schedlens/internal/readertest"
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
 )
 
-// readOut is everything a read gives: the events, every string by id, the
-// errors Next returned (a strict read goes on after each, as a caller may),
-// and Meta.
-type readOut struct {
-	events  []timeline.Event
-	strings []string
-	errs    []string
-	meta    parse.Meta
-	skipped []string
-}
-
 // readWith reads in with the given worker count, block size in lines (0:
-// the default), and leniency.
-func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readOut {
+// the default), and leniency (readertest.Read).
+func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readertest.Out {
 	t.Helper()
 	if lines > 0 {
 		defer func(n int) { blockLines = n }(blockLines)
@@ -37,75 +26,20 @@ func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readOut
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out readOut
-	var ev timeline.Event
-	for {
-		err := r.Next(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			out.errs = append(out.errs, err.Error())
-			if len(out.errs) > 1000 {
-				t.Fatal("more than 1000 errors")
-			}
-			continue
-		}
-		out.events = append(out.events, ev)
-	}
-	strs := r.Strings()
-	for id := 1; id < strs.Len(); id++ {
-		out.strings = append(out.strings, strs.Get(timeline.CommID(id)))
-	}
-	out.meta = *r.Meta()
-	for _, e := range out.meta.SkippedErrors {
-		out.skipped = append(out.skipped, e.Error())
-	}
-	out.meta.SkippedErrors = nil
-	return out
+	return readertest.Read(t, r, false)
 }
 
-// sameRead fails unless a and b are the same read.
-func sameRead(t testing.TB, what string, a, b readOut) {
-	t.Helper()
-	if len(a.events) != len(b.events) {
-		t.Fatalf("%s: %d events, serial %d", what, len(b.events), len(a.events))
-	}
-	for i := range a.events {
-		if a.events[i] != b.events[i] {
-			t.Fatalf("%s: event %d: %+v, serial %+v", what, i, b.events[i], a.events[i])
-		}
-	}
-	for _, f := range []struct {
-		name string
-		x, y any
-	}{
-		{"strings", a.strings, b.strings},
-		{"errors", a.errs, b.errs},
-		{"skipped errors", a.skipped, b.skipped},
-		{"meta", a.meta, b.meta},
-	} {
-		if !reflect.DeepEqual(f.x, f.y) {
-			t.Fatalf("%s: %s differ:\nparallel %v\nserial   %v", what, f.name, f.y, f.x)
-		}
-	}
-}
-
-// checkParallel reads in serially and in parallel (two and three workers,
-// blocks of 1, 2 and 7 lines and the default) and wants the same read.
+// checkParallel reads in serially and in parallel (readertest.Configs) and
+// wants the same read.
 func checkParallel(t testing.TB, name string, in []byte) {
-	checkParallelWith(t, name, in, []struct{ workers, lines int }{{2, 1}, {3, 2}, {2, 7}, {2, 0}})
+	checkParallelWith(t, name, in, readertest.Configs)
 }
 
-func checkParallelWith(t testing.TB, name string, in []byte, configs []struct{ workers, lines int }) {
+func checkParallelWith(t testing.TB, name string, in []byte, configs []readertest.Config) {
 	t.Helper()
-	for _, lenient := range []bool{false, true} {
-		serial := readWith(t, in, 1, 0, lenient)
-		for _, c := range configs {
-			sameRead(t, fmt.Sprintf("%s, lenient %v, %d workers, blocks of %d lines", name, lenient, c.workers, c.lines),
-				serial, readWith(t, in, c.workers, c.lines, lenient))
-		}
-	}
+	readertest.Check(t, name, configs, func(c readertest.Config, lenient bool) readertest.Out {
+		return readWith(t, in, c.Workers, c.Lines, lenient)
+	})
 }
 
 // TestParallelSameAsSerial: on every real text fixture, parsing on several
@@ -122,11 +56,11 @@ func TestParallelSameAsSerial(t *testing.T) {
 	} {
 		data := readFixture(t, rel)
 		serial := readWith(t, data, 1, 0, false)
-		if len(serial.events) < 1000 || len(serial.errs) != 0 {
-			t.Fatalf("%s: %d events, errors %v", rel, len(serial.events), serial.errs)
+		if len(serial.Events) < 1000 || len(serial.Errs) != 0 {
+			t.Fatalf("%s: %d events, errors %v", rel, len(serial.Events), serial.Errs)
 		}
 		for _, lines := range []int{0, 97} {
-			sameRead(t, fmt.Sprintf("%s, blocks of %d lines", rel, lines), serial, readWith(t, data, 2, lines, false))
+			readertest.Same(t, fmt.Sprintf("%s, blocks of %d lines", rel, lines), serial, readWith(t, data, 2, lines, false))
 		}
 	}
 }

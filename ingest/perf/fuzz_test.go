@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/schedlens/schedlens/internal/readertest"
+
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
 )
@@ -64,7 +66,7 @@ func FuzzPerfScript(f *testing.F) {
 				t.Fatalf("event %d: strict %+v, lenient %+v", i, strict[i], lenient[i])
 			}
 		}
-		checkParallelWith(t, "fuzz", data, []struct{ workers, lines int }{{2, 1}, {3, 3}})
+		checkParallelWith(t, "fuzz", data, []readertest.Config{{Workers: 2, Lines: 1}, {Workers: 3, Lines: 3}})
 	})
 }
 

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/schedlens/schedlens/internal/readertest"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -16,25 +17,14 @@ import (
 	"github.com/schedlens/schedlens/timeline"
 )
 
-// readOut is everything a read gives: the events, every string by id, the
-// errors Next returned (a strict read is asked twice more after its error,
-// which it must repeat), and Meta.
-type readOut struct {
-	events  []timeline.Event
-	strings []string
-	errs    []string
-	meta    parse.Meta
-	skipped []string
-}
-
 // readWith reads in with the given worker count, block size in lines (0:
-// the default), and leniency.
-func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readOut {
+// the default), and leniency (readertest.Read).
+func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readertest.Out {
 	t.Helper()
 	return readFrom(t, bytes.NewReader(in), workers, lines, lenient)
 }
 
-func readFrom(t testing.TB, in io.Reader, workers, lines int, lenient bool) readOut {
+func readFrom(t testing.TB, in io.Reader, workers, lines int, lenient bool) readertest.Out {
 	t.Helper()
 	if lines > 0 {
 		defer func(n int) { blockLines = n }(blockLines)
@@ -45,78 +35,20 @@ func readFrom(t testing.TB, in io.Reader, workers, lines int, lenient bool) read
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out readOut
-	var ev timeline.Event
-	for {
-		err := r.Next(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			out.errs = append(out.errs, err.Error())
-			if len(out.errs) == 3 {
-				break
-			}
-			continue
-		}
-		if len(out.errs) > 0 {
-			t.Fatalf("an event after the error %s", out.errs[0])
-		}
-		out.events = append(out.events, ev)
-	}
-	strs := r.Strings()
-	for id := 1; id < strs.Len(); id++ {
-		out.strings = append(out.strings, strs.Get(timeline.CommID(id)))
-	}
-	out.meta = *r.Meta()
-	for _, e := range out.meta.SkippedErrors {
-		out.skipped = append(out.skipped, e.Error())
-	}
-	out.meta.SkippedErrors = nil
-	return out
+	return readertest.Read(t, r, true)
 }
 
-// sameRead fails unless a and b are the same read.
-func sameRead(t testing.TB, what string, a, b readOut) {
-	t.Helper()
-	if len(a.events) != len(b.events) {
-		t.Fatalf("%s: %d events, serial %d", what, len(b.events), len(a.events))
-	}
-	for i := range a.events {
-		if a.events[i] != b.events[i] {
-			t.Fatalf("%s: event %d: %+v, serial %+v", what, i, b.events[i], a.events[i])
-		}
-	}
-	for _, f := range []struct {
-		name string
-		x, y any
-	}{
-		{"strings", a.strings, b.strings},
-		{"errors", a.errs, b.errs},
-		{"skipped errors", a.skipped, b.skipped},
-		{"meta", a.meta, b.meta},
-	} {
-		if !reflect.DeepEqual(f.x, f.y) {
-			t.Fatalf("%s: %s differ:\nparallel %v\nserial   %v", what, f.name, f.y, f.x)
-		}
-	}
-}
-
-// checkParallel reads in serially and in parallel (two and three workers,
-// blocks of 1, 2 and 7 lines and the default) and wants the same read.
+// checkParallel reads in serially and in parallel (readertest.Configs) and
+// wants the same read.
 func checkParallel(t testing.TB, name string, in []byte) {
-	checkParallelWith(t, name, in, []struct{ workers, lines int }{{2, 1}, {3, 2}, {2, 7}, {2, 0}})
+	checkParallelWith(t, name, in, readertest.Configs)
 }
 
-func checkParallelWith(t testing.TB, name string, in []byte, configs []struct{ workers, lines int }) {
+func checkParallelWith(t testing.TB, name string, in []byte, configs []readertest.Config) {
 	t.Helper()
-	for _, lenient := range []bool{false, true} {
-		serial := readWith(t, in, 1, 0, lenient)
-		for _, c := range configs {
-			sameRead(t, fmt.Sprintf("%s, lenient %v, %d workers, blocks of %d lines", name, lenient, c.workers, c.lines),
-				serial, readWith(t, in, c.workers, c.lines, lenient))
-		}
-	}
+	readertest.Check(t, name, configs, func(c readertest.Config, lenient bool) readertest.Out {
+		return readWith(t, in, c.Workers, c.Lines, lenient)
+	})
 }
 
 // readZst returns the decompressed content of a .zst file.
@@ -161,11 +93,11 @@ func TestParallelSameAsSerial(t *testing.T) {
 		}
 		for _, lenient := range []bool{false, true} {
 			serial := readWith(t, data, 1, 0, lenient)
-			if len(serial.events) < 1000 && !strings.Contains(f, "nocpu") {
-				t.Fatalf("%s: %d events, errors %v", f, len(serial.events), serial.errs)
+			if len(serial.Events) < 1000 && !strings.Contains(f, "nocpu") {
+				t.Fatalf("%s: %d events, errors %v", f, len(serial.Events), serial.Errs)
 			}
 			for _, lines := range []int{0, 97} {
-				sameRead(t, fmt.Sprintf("%s, lenient %v, blocks of %d lines", f, lenient, lines), serial, readWith(t, data, 2, lines, lenient))
+				readertest.Same(t, fmt.Sprintf("%s, lenient %v, blocks of %d lines", f, lenient, lines), serial, readWith(t, data, 2, lines, lenient))
 			}
 		}
 	}
@@ -229,11 +161,11 @@ func TestParallelReadError(t *testing.T) {
 	in := []byte(good1 + good2 + "            perf 13341 [001]     4.000000:       sched:sched_wak")
 	for _, lenient := range []bool{false, true} {
 		serial := readFrom(t, &failingReader{data: in, err: io.ErrUnexpectedEOF}, 1, 0, lenient)
-		if len(serial.events) != 2 || len(serial.errs) != 3 || !strings.Contains(serial.errs[0], "x.txt:3: ") {
-			t.Fatalf("serial read: %d events, errors %q; want 2 events and x.txt:3 three times", len(serial.events), serial.errs)
+		if len(serial.Events) != 2 || len(serial.Errs) != 3 || !strings.Contains(serial.Errs[0], "x.txt:3: ") {
+			t.Fatalf("serial read: %d events, errors %q; want 2 events and x.txt:3 three times", len(serial.Events), serial.Errs)
 		}
 		for _, lines := range []int{1, 2, 7} {
-			sameRead(t, fmt.Sprintf("lenient %v, blocks of %d lines", lenient, lines), serial,
+			readertest.Same(t, fmt.Sprintf("lenient %v, blocks of %d lines", lenient, lines), serial,
 				readFrom(t, &failingReader{data: in, err: io.ErrUnexpectedEOF}, 2, lines, lenient))
 		}
 	}
@@ -311,10 +243,10 @@ func TestNoStaleResult(t *testing.T) {
 		"PERF_RECORD_FINISHED_ROUND\n" + good1)
 	for _, c := range []struct{ workers, lines int }{{1, 0}, {2, 1}, {2, 2}} {
 		out := readWith(t, in, c.workers, c.lines, true)
-		if len(out.events) != 1 || out.meta.Skipped != 1 {
-			t.Fatalf("%d workers: %d events, %d skipped; want 1 and 1", c.workers, len(out.events), out.meta.Skipped)
+		if len(out.Events) != 1 || out.Meta.Skipped != 1 {
+			t.Fatalf("%d workers: %d events, %d skipped; want 1 and 1", c.workers, len(out.Events), out.Meta.Skipped)
 		}
-		for _, w := range out.meta.Warnings {
+		for _, w := range out.Meta.Warnings {
 			if strings.Contains(w, "-L") {
 				t.Errorf("%d workers, blocks of %d lines: warning %q, but no -L line was read", c.workers, c.lines, w)
 			}

@@ -1,0 +1,110 @@
+// Package readertest compares two reads of one trace: the test harness of
+// the text readers' parallel parsing (ingest/ftrace, ingest/perf), which
+// must read exactly as their serial parse does.
+package readertest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// Out is everything a read gives: the events, every interned string by id,
+// the errors Next returned, Meta, and the skipped records' errors.
+type Out struct {
+	Events  []timeline.Event
+	Strings []string
+	Errs    []string
+	Meta    parse.Meta
+	Skipped []string
+}
+
+// Read reads r to its end. After an error it calls Next again, as a caller
+// may: a reader that reads on after an error (sticky false) is read to its
+// end, at most 1000 errors; one whose error sticks is asked twice more,
+// must repeat it, and must hand out no event after it.
+func Read(tb testing.TB, r parse.Reader, sticky bool) Out {
+	tb.Helper()
+	var out Out
+	var ev timeline.Event
+	for {
+		err := r.Next(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			out.Errs = append(out.Errs, err.Error())
+			if sticky && len(out.Errs) == 3 || len(out.Errs) > 1000 {
+				break
+			}
+			continue
+		}
+		if sticky && len(out.Errs) > 0 {
+			tb.Fatalf("an event after the error %s", out.Errs[0])
+		}
+		out.Events = append(out.Events, ev)
+	}
+	strs := r.Strings()
+	for id := 1; id < strs.Len(); id++ {
+		out.Strings = append(out.Strings, strs.Get(timeline.CommID(id)))
+	}
+	out.Meta = *r.Meta()
+	for _, e := range out.Meta.SkippedErrors {
+		out.Skipped = append(out.Skipped, e.Error())
+	}
+	out.Meta.SkippedErrors = nil
+	return out
+}
+
+// Same fails unless got (the parallel read) is want (the serial one).
+func Same(tb testing.TB, what string, want, got Out) {
+	tb.Helper()
+	if len(want.Events) != len(got.Events) {
+		tb.Fatalf("%s: %d events, serial %d", what, len(got.Events), len(want.Events))
+	}
+	for i := range want.Events {
+		if want.Events[i] != got.Events[i] {
+			tb.Fatalf("%s: event %d: %+v, serial %+v", what, i, got.Events[i], want.Events[i])
+		}
+	}
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"strings", want.Strings, got.Strings},
+		{"errors", want.Errs, got.Errs},
+		{"skipped errors", want.Skipped, got.Skipped},
+		{"meta", want.Meta, got.Meta},
+	} {
+		if !reflect.DeepEqual(f.x, f.y) {
+			tb.Fatalf("%s: %s differ:\nparallel %v\nserial   %v", what, f.name, f.y, f.x)
+		}
+	}
+}
+
+// Config is a parallel read: its workers and its block size in lines (0:
+// the default).
+type Config struct{ Workers, Lines int }
+
+// Configs are the parallel reads a malformed or fuzzed input is checked
+// with: tiny blocks spread errors and header lines over blocks.
+var Configs = []Config{{2, 1}, {3, 2}, {2, 7}, {2, 0}}
+
+// Check reads in serially and under each config, strict and lenient, with
+// read (which builds the format's reader for a config and reads it with
+// Read), and wants the same read.
+func Check(tb testing.TB, name string, configs []Config, read func(c Config, lenient bool) Out) {
+	tb.Helper()
+	for _, lenient := range []bool{false, true} {
+		serial := read(Config{Workers: 1}, lenient)
+		for _, c := range configs {
+			Same(tb, fmt.Sprintf("%s, lenient %v, %d workers, blocks of %d lines", name, lenient, c.Workers, c.Lines),
+				serial, read(c, lenient))
+		}
+	}
+}
