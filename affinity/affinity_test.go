@@ -37,6 +37,10 @@ func TestParseRules(t *testing.T) {
 		// no pid or comm before the separator made a rule for nobody.
 		{":00\n", "aff.txt:1: want a pid or a comm"},
 		{"pid 's current affinity list: 0\n", "aff.txt:1: want a pid or a comm"},
+		// Found by FuzzParseRules (testdata/fuzz/FuzzParseRules/9313cb5d3021cb11):
+		// a name in taskset's pid field was taken as a comm holding ':',
+		// which the rule's own written form cannot give back.
+		{"pid list:00$O0's affinity list:0000\n", "aff.txt:1: want \"pid PID's current affinity list"},
 	} {
 		if _, err := ParseRules(strings.NewReader(bad.in), "aff.txt"); err == nil || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("ParseRules(%q) error = %v, want one containing %q", bad.in, err, bad.msg)

@@ -57,6 +57,11 @@ func ParseRules(r io.Reader, name string) ([]Rule, error) {
 			p, l, _ := strings.Cut(after, "'s")
 			_, l, _ = strings.Cut(l, "affinity list:")
 			who, rest = strings.TrimSpace(p), []string{strings.TrimSpace(l)}
+			if who != "" && !isDigits(who) {
+				// taskset -cp prints a pid; a name here (which may hold
+				// the separators) is not its output.
+				return nil, bad("want \"pid PID's current affinity list: CPULIST\" (taskset -cp), got %q", s)
+			}
 		} else {
 			i := strings.IndexAny(s, " \t:=")
 			if i < 0 {
