@@ -40,12 +40,12 @@ func FuzzParseRules(f *testing.F) {
 			}
 			fmt.Fprintf(&b, "%s %s", who, r.CPUs)
 			if r.From != timeline.NoTime {
-				fmt.Fprintf(&b, " %d.%09d", r.From/1e9, r.From%1e9)
+				b.WriteString(" " + seconds(r.From))
 			} else if r.To != timeline.NoTime {
 				b.WriteString(" 0")
 			}
 			if r.To != timeline.NoTime {
-				fmt.Fprintf(&b, " %d.%09d", r.To/1e9, r.To%1e9)
+				b.WriteString(" " + seconds(r.To))
 			}
 			b.WriteByte('\n')
 		}
@@ -63,4 +63,14 @@ func FuzzParseRules(f *testing.F) {
 			}
 		}
 	})
+}
+
+// seconds writes t as FROM_S and TO_S are written, with its sign (a time
+// before the clock's zero is accepted, as --start accepts it).
+func seconds(t timeline.Time) string {
+	sign := ""
+	if t < 0 {
+		sign, t = "-", -t
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, t/1e9, t%1e9)
 }

@@ -10,12 +10,17 @@ import (
 const maxSeconds = 9_000_000_000
 
 // ParseSeconds parses seconds as a trace prints them ("576.223558") into nanoseconds exactly (no float
-// rounding). Integers without a dot are taken as seconds.
+// rounding). Integers without a dot are taken as seconds; a leading '-'
+// gives a time before the clock's zero. At least one digit is needed: "",
+// "." and "-" are errors, not zero.
 func ParseSeconds(s string) (Time, error) {
 	s = strings.TrimSpace(s)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	ip, fp, _ := strings.Cut(s, ".")
+	if ip == "" && fp == "" {
+		return 0, fmt.Errorf("want seconds like 576.223558, got %q", s)
+	}
 	if ip == "" {
 		ip = "0"
 	}
