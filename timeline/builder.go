@@ -40,6 +40,9 @@ type Builder struct {
 	// resolve. The first event out of order drops it, and Finish resolves
 	// the merged events instead.
 	online *resolver
+	// unordered: an event arrived before the one added before it, so
+	// Finish merges the per-CPU streams instead of keeping arrival order.
+	unordered bool
 
 	coverage Coverage // what the reader proved, see SetCoverage
 	evidence string
@@ -123,6 +126,10 @@ func (b *Builder) Add(ev Event) {
 	if ev.Kind == KindLost || ev.Kind == KindBufferStart && ev.Start != NoTime {
 		b.starts[len(b.times)] = ev.Start
 	}
+	if n := len(b.times); n > 0 && ev.Time < b.times[n-1] {
+		b.unordered = true
+		b.online = nil
+	}
 	b.times = append(b.times, ev.Time)
 	b.cpus = append(b.cpus, int16(ev.CPU))
 	b.kinds = append(b.kinds, ev.Kind)
@@ -141,10 +148,6 @@ func (b *Builder) Add(ev Event) {
 	b.args2 = append(b.args2, clamp32(ev.Arg2))
 	b.tgids = append(b.tgids, ev.TGID)
 	if r := b.online; r != nil {
-		if n := len(b.times); n > 1 && ev.Time < b.times[n-2] {
-			b.online = nil
-			return
-		}
 		r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
 	}
 }
@@ -270,7 +273,7 @@ func (b *Builder) Finish() (*Timeline, error) {
 	var ocomms []CommID
 	var tgids []int32
 	var starts map[int]Time
-	if b.globallyOrdered() {
+	if !b.unordered {
 		tl.Times = slices.Clip(b.times)
 		tl.CPUs = slices.Clip(b.cpus)
 		tl.Kinds = slices.Clip(b.kinds)
@@ -377,7 +380,7 @@ func (b *Builder) Finish() (*Timeline, error) {
 
 	// 4. Task instances, unless resolved as the events arrived.
 	r := online
-	if r == nil || len(r.taskOf) != n {
+	if r == nil {
 		r = newResolver()
 		r.taskOf = make([]TaskID, 0, n)
 		r.other = make([]TaskID, 0, n)
@@ -395,15 +398,6 @@ func (b *Builder) Finish() (*Timeline, error) {
 	// 5. Inconsistencies come from the first walk (Inconsistencies).
 	tl.incs = &incsCache{}
 	return tl, nil
-}
-
-func (b *Builder) globallyOrdered() bool {
-	for i := 1; i < len(b.times); i++ {
-		if b.times[i] < b.times[i-1] {
-			return false
-		}
-	}
-	return true
 }
 
 // merge k-way merges the per-CPU streams (each kept in arrival order, made

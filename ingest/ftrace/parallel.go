@@ -18,9 +18,6 @@ import (
 // which cut blocks small).
 var blockLines = parse.BlockLines
 
-// errClosed is what Next returns after Close.
-var errClosed = parse.ErrClosed
-
 // newParser returns the parse function of one worker: a recParser of its
 // own, with no comm cache, so that it defers interning to the block.
 func (r *Reader) newParser() func(b *parse.Block[lineRes, deferred]) {

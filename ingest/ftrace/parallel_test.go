@@ -112,8 +112,8 @@ func TestParallelClose(t *testing.T) {
 		if err == nil {
 			continue // events already parsed and queued
 		}
-		if !errors.Is(err, errClosed) {
-			t.Fatalf("after Close: %v, want %v", err, errClosed)
+		if !errors.Is(err, parse.ErrClosed) {
+			t.Fatalf("after Close: %v, want %v", err, parse.ErrClosed)
 		}
 		break
 	}
