@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// Tunable is a scheduler tunable of /sys/kernel/debug/sched/ the model
-// implements. A description sets one as "name=value" ("base_slice_ns=3000000");
-// a tunable not set keeps the value the kernel gives it at boot.
+// Tunable is a scheduler tunable of /sys/kernel/debug/sched/ (or a
+// scheduler sysctl of /proc/sys/kernel/) the model implements. A
+// description sets one as "name=value" ("base_slice_ns=3000000"); a
+// tunable not set keeps the value the kernel gives it at boot.
 type Tunable uint8
 
 // The modeled tunables.
@@ -27,6 +28,13 @@ const (
 	// TunNrMigrate is nr_migrate (sysctl_sched_nr_migrate, 32): the most
 	// tasks one balance pass examines on the busiest queue (loop_max).
 	TunNrMigrate
+	// TunAutogroup is the sysctl kernel.sched_autogroup_enabled (1 on a
+	// kernel with CONFIG_SCHED_AUTOGROUP unless booted with noautogroup):
+	// at 0 a task of an autogroup is scheduled in the root task group
+	// (autogroup_task_group in kernel/sched/autogroup.c). The policy
+	// model has no task groups of its own: the replay applies it to the
+	// workload's groups (replay.Workload.DropAutogroups).
+	TunAutogroup
 	nTunables
 )
 
@@ -40,9 +48,10 @@ var tunableInfo = [nTunables]struct {
 	TunBaseSlice:     {"base_slice_ns", 1, 1<<32 - 1, "the version's base slice scaled by 1 + ilog2(min(CPUs, 8))"},
 	TunMigrationCost: {"migration_cost_ns", 0, 1<<32 - 1, "500000"},
 	TunNrMigrate:     {"nr_migrate", 0, 1<<32 - 1, "32"},
+	TunAutogroup:     {"sched_autogroup_enabled", 0, 1, "1"},
 }
 
-// Name returns the debugfs name of the tunable ("base_slice_ns").
+// Name returns the debugfs (or sysctl) name of the tunable ("base_slice_ns").
 func (t Tunable) Name() string { return tunableInfo[t].name }
 
 // TunableNames returns the name of every modeled tunable.
@@ -96,8 +105,22 @@ func (ts *Tunables) parse(tok string) error {
 	if v < ti.min || v > ti.max {
 		return fmt.Errorf("%s=%d: want %d..%d", name, v, ti.min, ti.max)
 	}
+	if t == TunAutogroup && v == 1 {
+		// Autogroups on is the boot default: the same model as not
+		// setting it, so that a description states it only when off.
+		ts.val[t] = 0
+		ts.set &^= 1 << t
+		return nil
+	}
 	ts.Set(t, v)
 	return nil
+}
+
+// Autogroup says whether autogroups group tasks (sched_autogroup_enabled
+// not set to 0).
+func (ts Tunables) Autogroup() bool {
+	v, ok := ts.Get(TunAutogroup)
+	return !ok || v != 0
 }
 
 // strings returns the set tunables as "name=value", in a fixed order.

@@ -22,6 +22,9 @@ type Group struct {
 	// 1024): CgroupWeight of a cpu.weight, or AutogroupWeight of an
 	// autogroup's nice. MinGroupWeight..MaxGroupWeight.
 	Weight int64 `json:"weight"`
+	// Autogroup says the group is an autogroup (a session's group,
+	// weighted by the autogroup's nice), not a cgroup.
+	Autogroup bool `json:"autogroup,omitempty"`
 }
 
 // Group weight bounds: MIN_SHARES and MAX_SHARES (kernel/sched/sched.h),
@@ -133,7 +136,8 @@ func extractGroups(w *Workload, tl *timeline.Timeline) {
 		id := 0
 		if name != "" {
 			if id = index[name]; id == 0 {
-				w.Groups = append(w.Groups, Group{ID: len(w.Groups) + 1, Name: name, Weight: weight})
+				auto := gc.Autogroup > 0 && !(gc.Weight > 0 && gc.Path != "" && gc.Path != "/")
+				w.Groups = append(w.Groups, Group{ID: len(w.Groups) + 1, Name: name, Weight: weight, Autogroup: auto})
 				id = len(w.Groups)
 				index[name] = id
 			}
@@ -195,4 +199,40 @@ func groupOf(gc timeline.GroupChange) (name string, weight int64, ok bool) {
 		return fmt.Sprintf("/autogroup-%d", gc.Autogroup), weight, ok
 	}
 	return "", 0, ok
+}
+
+// AssumeNoAutogroup names the assumption DropAutogroups adds.
+const AssumeNoAutogroup = "no-autogroup"
+
+// DropAutogroups schedules w as with kernel.sched_autogroup_enabled=0:
+// the tasks of autogroups go to the root group (autogroup_task_group in
+// kernel/sched/autogroup.c gives a task its own group, the root one, when
+// autogroups are off), the autogroups leave the group table and the other
+// groups are renumbered. It returns how many tasks moved.
+func (w *Workload) DropAutogroups() int {
+	newID := make([]int, len(w.Groups)+1) // old id -> new id (0: root)
+	var kept []Group
+	for _, g := range w.Groups {
+		if g.Autogroup {
+			continue
+		}
+		newID[g.ID] = len(kept) + 1
+		g.ID = len(kept) + 1
+		kept = append(kept, g)
+	}
+	if len(kept) == len(w.Groups) {
+		return 0
+	}
+	moved := 0
+	for i := range w.Tasks {
+		tk := &w.Tasks[i]
+		if tk.Group > 0 && newID[tk.Group] == 0 {
+			moved++
+		}
+		if tk.Group > 0 && tk.Group < len(newID) {
+			tk.Group = newID[tk.Group]
+		}
+	}
+	w.Groups = kept
+	return moved
 }

@@ -85,13 +85,36 @@ func TestExtractGroups(t *testing.T) {
 	}
 	wantGroups := []Group{
 		{ID: 1, Name: "/a.slice", Weight: 2048},
-		{ID: 2, Name: "/autogroup-2", Weight: 335},
-		{ID: 3, Name: "/autogroup-4", Weight: 1024},
+		{ID: 2, Name: "/autogroup-2", Weight: 335, Autogroup: true},
+		{ID: 3, Name: "/autogroup-4", Weight: 1024, Autogroup: true},
 		{ID: 4, Name: "/big", Weight: 102400},
 	}
 	if !reflect.DeepEqual(w.Groups, wantGroups) {
 		t.Errorf("groups = %+v, want %+v", w.Groups, wantGroups)
 	}
+
+	// sched_autogroup_enabled=0: the autogroups' tasks (1001, 1002, 1004)
+	// go to the root group; the cgroups stay, renumbered.
+	if moved := w.DropAutogroups(); moved != 3 {
+		t.Errorf("DropAutogroups moved %d tasks, want 3", moved)
+	}
+	wantGroups = []Group{{ID: 1, Name: "/a.slice", Weight: 2048}, {ID: 2, Name: "/big", Weight: 102400}}
+	if !reflect.DeepEqual(w.Groups, wantGroups) {
+		t.Errorf("groups without autogroups = %+v, want %+v", w.Groups, wantGroups)
+	}
+	for _, tk := range w.Tasks {
+		want := map[timeline.TID]int{1000: 1, 4242: 2}[tk.TID]
+		if tk.Group != want {
+			t.Errorf("without autogroups task %d (%s): group %d, want %d", tk.TID, tk.Comm, tk.Group, want)
+		}
+	}
+	if err := w.validateGroups(); err != nil {
+		t.Errorf("without autogroups: %v", err)
+	}
+	if moved := w.DropAutogroups(); moved != 0 {
+		t.Errorf("a second DropAutogroups moved %d tasks", moved)
+	}
+	w, _ = Extract(tl, nil)
 	wantTask := map[timeline.TID]int{1000: 1, 1001: 2, 1002: 2, 1003: 0, 1004: 2, 1005: 0}
 	for _, tk := range w.Tasks {
 		if want, ok := wantTask[tk.TID]; ok && tk.Group != want {
@@ -151,7 +174,7 @@ task c
   run 1ms
 `)
 	w := sp.Workload
-	want := []Group{{ID: 1, Name: "web", Weight: 2048}, {ID: 2, Name: "batch", Weight: 335}, {ID: 3, Name: "plain", Weight: 1024}}
+	want := []Group{{ID: 1, Name: "web", Weight: 2048}, {ID: 2, Name: "batch", Weight: 335, Autogroup: true}, {ID: 3, Name: "plain", Weight: 1024}}
 	if !reflect.DeepEqual(w.Groups, want) {
 		t.Errorf("groups = %+v, want %+v", w.Groups, want)
 	}

@@ -391,6 +391,7 @@ func (p *specParser) groupLine(line int, f []string) error {
 			g.Weight, err = CgroupWeight(n)
 		case "nice":
 			g.Weight, err = AutogroupWeight(n)
+			g.Autogroup = true
 		default:
 			return p.errf(line, "group "+g.Name, "want weight or nice, got %q", f[2])
 		}

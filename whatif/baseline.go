@@ -13,7 +13,8 @@ import (
 // features and tunables the capture set) into changes of the baseline:
 // the model of the kernel that was recorded, not of the version it was
 // built from. Model features (sched_model_features:) must be features of
-// the model. Sysctls have no model and come back as notes.
+// the model. A sysctl the model implements (kernel.sched_autogroup_enabled)
+// is a change; the others come back as notes.
 func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
 	var out []Change
 	var notes []string
@@ -37,6 +38,18 @@ func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
 		out = append(out, c)
 	}
 	for _, s := range k.Sysctls {
+		// A sysctl the model implements is a tunable under its name
+		// without the "kernel." of its /proc/sys path.
+		if name, _, _ := strings.Cut(strings.TrimPrefix(s, "kernel."), "="); strings.HasPrefix(s, "kernel.") {
+			if _, ok := policies.TunableByName(name); ok {
+				c, err := ParseChange(strings.TrimPrefix(s, "kernel."))
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: %v", k.File, err)
+				}
+				out = append(out, c)
+				continue
+			}
+		}
 		notes = append(notes, fmt.Sprintf("the recording set sysctl %s (%s); the model has no such knob", s, k.File))
 	}
 	return out, notes, nil

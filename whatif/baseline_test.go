@@ -13,12 +13,12 @@ import (
 // feature off: a what-if of +newidle-bailout is then a real change.
 func TestBaselineFromRecordedKnobs(t *testing.T) {
 	k := ingest.Knobs{Patches: []string{"-newidle-bailout"}, Features: []string{"NO_RUN_TO_PARITY", "PLACE_LAG"},
-		Sysctls: []string{"kernel.sched_autogroup_enabled=0"}, File: "meta.txt"}
+		Sysctls: []string{"kernel.sched_autogroup_enabled=0", "kernel.sched_child_runs_first=1"}, File: "meta.txt"}
 	changes, notes, err := RecordedChanges(k)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(changes) != 3 || len(notes) != 1 || !strings.Contains(notes[0], "sched_autogroup_enabled") {
+	if len(changes) != 4 || len(notes) != 1 || !strings.Contains(notes[0], "sched_child_runs_first") {
 		t.Fatalf("changes %v notes %v", changes, notes)
 	}
 	base, err := Baseline("6.12", changes)
@@ -30,7 +30,7 @@ func TestBaselineFromRecordedKnobs(t *testing.T) {
 	if cfg == plain {
 		t.Fatalf("baseline %s is the plain 6.12 model", base)
 	}
-	want, _ := policies.Parse("6.12,-newidle-bailout,NO_RUN_TO_PARITY")
+	want, _ := policies.Parse("6.12,-newidle-bailout,NO_RUN_TO_PARITY,sched_autogroup_enabled=0")
 	if cfg != want {
 		t.Errorf("baseline %s, want %s", cfg.String(), want.String())
 	}

@@ -49,6 +49,11 @@ func ParseChange(s string) (Change, error) {
 		c.Kind, c.CPUs = ChangeCPUs, set
 		return c, nil
 	case isAssign:
+		if n, ok := strings.CutPrefix(name, "kernel."); ok {
+			// A sysctl under its /proc/sys/kernel name.
+			name, s = n, n+"="+value
+			c.Text = s
+		}
 		if _, ok := policies.TunableByName(name); !ok {
 			return c, fmt.Errorf("change %q: the model has no tunable %q; want %s", s, name, modeled())
 		}

@@ -18,6 +18,8 @@ func TestParseChange(t *testing.T) {
 		{in: "base_slice_ns=3000000", kind: ChangeTunable},
 		{in: "migration_cost_ns=0", kind: ChangeTunable},
 		{in: "nr_migrate=8", kind: ChangeTunable},
+		{in: "sched_autogroup_enabled=0", kind: ChangeTunable},
+		{in: "kernel.sched_autogroup_enabled=0", kind: ChangeTunable},
 		{in: "cpus=0", kind: ChangeCPUs},
 		{in: "cpus=0-3,6", kind: ChangeCPUs},
 		// Unmodeled names list the modeled ones.
@@ -29,6 +31,8 @@ func TestParseChange(t *testing.T) {
 		{in: "base_slice_ns=0", err: "base_slice_ns=0: want 1..4294967295"},
 		{in: "nr_migrate=many", err: `"many" is not an integer`},
 		{in: "cpus=", err: "want cpus=LIST"},
+		{in: "sched_autogroup_enabled=2", err: "sched_autogroup_enabled=2: want 0..1"},
+		{in: "kernel.sched_child_runs_first=1", err: `the model has no tunable "sched_child_runs_first"`},
 		{in: "", err: "empty change"},
 	}
 	for _, tc := range tests {
@@ -58,6 +62,14 @@ func TestApply(t *testing.T) {
 	if err != nil || desc != "6.12,+resched-ineligible,NO_RUN_TO_PARITY,base_slice_ns=3000000" || cpus != nil {
 		t.Errorf("Apply = %q, %v, %v", desc, cpus, err)
 	}
+	desc, _, err = Apply("6.12", mustParse("kernel.sched_autogroup_enabled=0"))
+	if err != nil || desc != "6.12,sched_autogroup_enabled=0" {
+		t.Errorf("kernel.sched_autogroup_enabled=0: %q, %v", desc, err)
+	}
+	desc, _, err = Apply("6.12,sched_autogroup_enabled=0", mustParse("sched_autogroup_enabled=1"))
+	if err != nil || desc != "6.12" {
+		t.Errorf("sched_autogroup_enabled=1 on a baseline without autogroups: %q, %v", desc, err)
+	}
 	desc, cpus, err = Apply("6.12", mustParse("cpus=0"))
 	if err != nil || desc != "6.12" || cpus.String() != "0" {
 		t.Errorf("cpus=0: %q, %v, %v", desc, cpus, err)
@@ -67,6 +79,8 @@ func TestApply(t *testing.T) {
 		{"6.6", "NO_DELAY_DEQUEUE", `change "NO_DELAY_DEQUEUE" changes nothing on 6.6`},
 		{"6.12", "RUN_TO_PARITY", "changes nothing on 6.12"},
 		{"6.12", "+newidle-bailout", "6.12 already has it"},
+		// Autogroups are on at boot: =1 is the baseline itself.
+		{"6.12", "sched_autogroup_enabled=1", "changes nothing on 6.12"},
 	} {
 		if _, _, err := Apply(tc.base, mustParse(tc.change)); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("Apply(%s, %s) = %v, want %q", tc.base, tc.change, err, tc.err)

@@ -163,6 +163,9 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !cfg.Tunables.Autogroup() {
+		noAutogroup(w)
+	}
 	recTopo := topo
 	var kept []int // model CPU i is the trace's CPU kept[i] (denseCPUs)
 	if o.CPUs != nil {
@@ -263,4 +266,17 @@ func dur(t timeline.Time) string {
 		return fmt.Sprintf("%.2f s", float64(t)/1e9)
 	}
 	return fmt.Sprintf("%.1f ms", float64(t)/1e6)
+}
+
+// noAutogroup applies sched_autogroup_enabled=0 to the workload: its
+// autogroups' tasks go to the root group. The note says how many moved,
+// or that the workload had no autogroup to drop.
+func noAutogroup(w *replay.Workload) {
+	n := len(w.Groups)
+	moved := w.DropAutogroups()
+	detail := fmt.Sprintf("sched_autogroup_enabled=0: the %d tasks of %d autogroups scheduled in the root group", moved, n-len(w.Groups))
+	if n == len(w.Groups) {
+		detail = "sched_autogroup_enabled=0: the workload has no autogroup (no group table, or only cgroups), so nothing moves"
+	}
+	w.Assumptions = append(w.Assumptions, replay.Assumption{Name: replay.AssumeNoAutogroup, Detail: detail, Tasks: moved})
 }
