@@ -7,10 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/schedlens/schedlens/internal/abfixture"
 
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/compare"
@@ -39,8 +40,13 @@ var corpusMetrics = []string{compare.RunNs, compare.RunnableNs, compare.WakeupP5
 
 // knobChange is the what-if change of a knob folder of fixtures/ab.
 func knobChange(knob string) string {
-	if knob == "base_slice_3ms" {
+	switch knob {
+	case "base_slice_3ms":
 		return "base_slice_ns=3000000"
+	case "cpu1_offline":
+		return "cpus=0"
+	case "autogroup_off":
+		return "sched_autogroup_enabled=0"
 	}
 	return knob
 }
@@ -86,17 +92,10 @@ func (x *abTrace) measure(t *testing.T) *compare.Side {
 }
 
 func runDirs(t *testing.T, dir, prefix string) []string {
-	ents, err := os.ReadDir(dir)
+	out, err := abfixture.Runs(dir, strings.TrimSuffix(prefix, "-"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
-			out = append(out, filepath.Join(dir, e.Name(), "trace.txt.zst"))
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -119,18 +118,32 @@ func corpusCheck(t *testing.T, seeds []uint64) []Agreement {
 			continue
 		}
 		dir := filepath.Join(root, wl.Name())
-		var bases []*abTrace
-		var baseSides []*compare.Side
+		var wlBases []*abTrace
 		for _, p := range runDirs(t, dir, "base-") {
-			bases = append(bases, loadAB(t, p))
+			wlBases = append(wlBases, loadAB(t, p))
 		}
+		var wlSides []*compare.Side // the workload's base runs measured, once
 		knobs, _ := os.ReadDir(dir)
 		for _, k := range knobs {
 			if !k.IsDir() || strings.HasPrefix(k.Name(), "base-") {
 				continue
 			}
+			kdir := filepath.Join(dir, k.Name())
+			// A knob folder with base runs of its own (recorded
+			// alternating with its new runs) uses them; else the
+			// workload's.
+			bases, own := wlBases, runDirs(t, kdir, "base-")
+			var baseSides []*compare.Side
+			if len(own) > 0 {
+				bases = nil
+				for _, p := range own {
+					bases = append(bases, loadAB(t, p))
+				}
+			} else {
+				baseSides = wlSides
+			}
 			var newSides []*compare.Side
-			for _, p := range runDirs(t, filepath.Join(dir, k.Name()), "new-") {
+			for _, p := range runDirs(t, kdir, "new-") {
 				newSides = append(newSides, loadAB(t, p).measure(t))
 			}
 			ch, err := ParseChange(knobChange(k.Name()))
@@ -147,6 +160,9 @@ func corpusCheck(t *testing.T, seeds []uint64) []Agreement {
 				if len(baseSides) < len(bases) {
 					baseSides = append(baseSides, p.Recorded)
 				}
+			}
+			if len(own) == 0 {
+				wlSides = baseSides
 			}
 			for _, m := range corpusMetrics {
 				var real RealChange

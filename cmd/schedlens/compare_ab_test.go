@@ -9,11 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// abTraceNames are the trace files a run folder of fixtures/ab may hold,
-// in the order they are looked for (fixtures/ab/README.md).
-var abTraceNames = []string{"trace.txt.zst", "trace.txt.gz", "trace.txt", "trace.pftrace.zst", "trace.pftrace", "perf-script.txt.gz", "perf-script.txt"}
+	"github.com/schedlens/schedlens/internal/abfixture"
+)
 
 // abPair is one folder of fixtures/ab read.
 type abPair struct {
@@ -31,24 +29,11 @@ type abExpect struct {
 // runsIn returns the trace paths of dir's side-1/, side-2/, ... folders.
 func runsIn(t *testing.T, dir, side string) []string {
 	t.Helper()
-	var out []string
-	for i := 1; ; i++ {
-		rd := filepath.Join(dir, side+"-"+strconv.Itoa(i))
-		if _, err := os.Stat(rd); err != nil {
-			return out
-		}
-		found := ""
-		for _, n := range abTraceNames {
-			if _, err := os.Stat(filepath.Join(rd, n)); err == nil {
-				found = filepath.Join(rd, n)
-				break
-			}
-		}
-		if found == "" {
-			t.Fatalf("%s: no trace (one of %s)", rd, strings.Join(abTraceNames, ", "))
-		}
-		out = append(out, found)
+	out, err := abfixture.Runs(dir, side)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return out
 }
 
 // readABPair reads a pair folder; it fails the test on a malformed one.
