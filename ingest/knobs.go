@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,8 @@ type Knobs struct {
 	// from its debugfs=.
 	Tunables []string
 	// Sysctls are the sysctls the capture set ("kernel.sched_autogroup_enabled=0");
-	// no model reads them, they are reported.
+	// one the model implements joins the what-if baseline, the others are
+	// reported.
 	Sysctls []string
 	// Patches are seed patches as "+name" (carried by a kernel whose
 	// version lacks it) or "-name" (reverted from one that has it), from
@@ -33,6 +35,22 @@ type Knobs struct {
 	ModelFeatures []string
 	// File is the meta.txt read ("" when there is none).
 	File string
+}
+
+// MergeSysctls adds the sysctls a trace states (parse.Meta.Sysctls,
+// "kernel.name=value") whose name k does not set: meta.txt, written by
+// whoever set them, wins. It returns how many it added.
+func (k *Knobs) MergeSysctls(fromTrace []string) int {
+	n := 0
+	for _, s := range fromTrace {
+		name, _, _ := strings.Cut(s, "=")
+		if slices.ContainsFunc(k.Sysctls, func(have string) bool { return strings.HasPrefix(have, name+"=") }) {
+			continue
+		}
+		k.Sysctls = append(k.Sysctls, s)
+		n++
+	}
+	return n
 }
 
 // Empty says whether the recording ran its kernel as the version ships.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,21 @@ func TestKnobsNextTo(t *testing.T) {
 	}
 	if k, err := KnobsNextTo(filepath.Join(t.TempDir(), "trace.txt")); err != nil || !k.Empty() {
 		t.Errorf("no meta.txt: %+v, %v; want no knobs", k, err)
+	}
+}
+
+// TestMergeSysctls: a trace's sysctls fill in what meta.txt does not set;
+// meta.txt's own value wins.
+func TestMergeSysctls(t *testing.T) {
+	k := Knobs{Sysctls: []string{"kernel.sched_autogroup_enabled=0"}}
+	if n := k.MergeSysctls([]string{"kernel.sched_autogroup_enabled=1", "kernel.other=3"}); n != 1 {
+		t.Errorf("added %d, want 1", n)
+	}
+	if want := []string{"kernel.sched_autogroup_enabled=0", "kernel.other=3"}; !slices.Equal(k.Sysctls, want) {
+		t.Errorf("Sysctls %q, want %q", k.Sysctls, want)
+	}
+	var empty Knobs
+	if n := empty.MergeSysctls([]string{"kernel.sched_autogroup_enabled=0"}); n != 1 || empty.Empty() {
+		t.Errorf("into no knobs: added %d, %+v", n, empty)
 	}
 }

@@ -54,6 +54,13 @@ var tunableInfo = [nTunables]struct {
 // Name returns the debugfs (or sysctl) name of the tunable ("base_slice_ns").
 func (t Tunable) Name() string { return tunableInfo[t].name }
 
+// Sysctl says whether the tunable is a sysctl of /proc/sys/kernel rather
+// than a debugfs file.
+func (t Tunable) Sysctl() bool { return t == TunAutogroup }
+
+// Range returns the values the tunable takes.
+func (t Tunable) Range() (lo, hi int64) { return tunableInfo[t].min, tunableInfo[t].max }
+
 // TunableNames returns the name of every modeled tunable.
 func TunableNames() []string {
 	out := make([]string, nTunables)

@@ -34,6 +34,7 @@ func (r *Recorder) WriteFile(ctx context.Context, path string, stdout io.Writer,
 		Topology:     r.sys.Topology,
 		Kernel:       r.sys.Kernel,
 		NCPU:         r.sys.NCPU,
+		Sysctls:      r.sys.Sysctls,
 	})
 	if err != nil {
 		return st, err

@@ -2,6 +2,9 @@ package record
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -16,6 +19,29 @@ type System struct {
 	Machine  string             // uname -m
 	NCPU     int                // possible CPUs
 	Topology *topology.Topology // from sysfs
+	// Sysctls are the scheduler sysctls a replay models, as read when
+	// recording starts ("kernel.sched_autogroup_enabled=1"); one the
+	// kernel lacks (no CONFIG_SCHED_AUTOGROUP) is left out.
+	Sysctls []string
+}
+
+// modeledSysctls are the sysctls (paths under /proc/sys) whose value
+// changes what a replay models: with autogroups off, a task's autogroup
+// has no effect on its scheduling.
+var modeledSysctls = []string{"kernel/sched_autogroup_enabled"}
+
+// readSysctls reads modeledSysctls under procSys (normally /proc/sys) as
+// "kernel.name=value".
+func readSysctls(procSys string) []string {
+	var out []string
+	for _, p := range modeledSysctls {
+		b, err := os.ReadFile(filepath.Join(procSys, p))
+		if err != nil {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(p, "/", ".")+"="+strings.TrimSpace(string(b)))
+	}
+	return out
 }
 
 // readSystem gathers System from uname and, through topology.Capture, the
@@ -30,6 +56,7 @@ func readSystem(sysRoot string, ncpu int) (System, error) {
 		Version: unix.ByteSliceToString(u.Version[:]),
 		Machine: unix.ByteSliceToString(u.Machine[:]),
 		NCPU:    ncpu,
+		Sysctls: readSysctls("/proc/sys"),
 	}
 	t, err := topology.Capture(topology.Roots{Sys: sysRoot})
 	if err != nil {

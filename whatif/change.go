@@ -83,17 +83,29 @@ func ParseChange(s string) (Change, error) {
 
 // modeled lists every change the model implements.
 func modeled() string {
-	return fmt.Sprintf("a patch (+name or -name: %s), a sched feature (NAME or NO_NAME: %s), a debugfs tunable (%s), or cpus=LIST",
+	debugfs, sysctls := tunableForms()
+	return fmt.Sprintf("a patch (+name or -name: %s), a sched feature (NAME or NO_NAME: %s), a debugfs tunable (%s), a sysctl (%s), or cpus=LIST",
 		strings.Join(policies.PatchNames(), ", "), strings.Join(policies.FeatureNames(), ", "),
-		strings.Join(tunableForms(), ", "))
+		strings.Join(debugfs, ", "), strings.Join(sysctls, ", "))
 }
 
-func tunableForms() []string {
-	var out []string
+// tunableForms returns the forms of the modeled debugfs tunables
+// ("base_slice_ns=N") and sysctls ("sched_autogroup_enabled=0|1").
+func tunableForms() (debugfs, sysctls []string) {
 	for _, n := range policies.TunableNames() {
-		out = append(out, n+"=N")
+		t, _ := policies.TunableByName(n)
+		if !t.Sysctl() {
+			debugfs = append(debugfs, n+"=N")
+			continue
+		}
+		lo, hi := t.Range()
+		if hi-lo == 1 {
+			sysctls = append(sysctls, fmt.Sprintf("%s=%d|%d", n, lo, hi))
+		} else {
+			sysctls = append(sysctls, n+"=N")
+		}
 	}
-	return out
+	return debugfs, sysctls
 }
 
 // Apply returns the description of the baseline desc with the changes

@@ -233,7 +233,7 @@ func startWriter(f io.Writer, s *ingest.Stream, compact bool, in, topoFlag strin
 		topo = t
 	}
 	return perfetto.NewWriter(f, perfetto.WriterOptions{
-		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU, Clock: sourceClock(m.Clock, in), ClockStated: true,
+		CompactSched: compact, Strings: s.Strings(), Topology: topo, Kernel: m.Kernel, NCPU: m.NCPU, Clock: sourceClock(m.Clock, in), ClockStated: true, Sysctls: m.Sysctls,
 		// What the source proves, known at its end (SetIncomplete before
 		// Close); losses found on the way travel as lost-event records.
 		CoverageAtClose: true,

@@ -116,7 +116,7 @@ func (m *modelFlags) load(cmd *cobra.Command, f *traceFlags, path string, pol wh
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		base, recNotes, err := m.recordedBaseline(cmd, version, path)
+		base, recNotes, err := m.recordedBaseline(cmd, version, path, ld.Meta.Sysctls)
 		if err != nil {
 			return nil, err
 		}
@@ -136,8 +136,9 @@ func (m *modelFlags) load(cmd *cobra.Command, f *traceFlags, path string, pol wh
 
 // recordedBaseline applies to the version's model what the recording's
 // kernel ran beyond it: --baseline-change, else the knobs meta.txt next to
-// the trace records.
-func (m *modelFlags) recordedBaseline(cmd *cobra.Command, version, trace string) (string, []string, error) {
+// the trace records, with the sysctls the trace itself states (schedlens
+// record reads them) for those meta.txt does not name.
+func (m *modelFlags) recordedBaseline(cmd *cobra.Command, version, trace string, traceSysctls []string) (string, []string, error) {
 	var changes []whatif.Change
 	var notes []string
 	source := "--baseline-change"
@@ -156,6 +157,13 @@ func (m *modelFlags) recordedBaseline(cmd *cobra.Command, version, trace string)
 		k, err := ingest.KnobsNextTo(trace)
 		if err != nil {
 			return "", nil, err
+		}
+		if k.MergeSysctls(traceSysctls) > 0 {
+			if k.File == "" {
+				k.File = trace
+			} else {
+				k.File += " and " + trace
+			}
 		}
 		if changes, notes, err = whatif.RecordedChanges(k); err != nil {
 			return "", nil, err

@@ -72,6 +72,10 @@ patches on real kernels: docs/seeds.md.`,
 			if err != nil {
 				return err
 			}
+			// A change the baseline already has is the user's to fix.
+			if _, _, err := whatif.Apply(in.desc, parsed); err != nil {
+				return usagef("--change: %v", err)
+			}
 			bar, prog := f.simulationProgress(cmd)
 			opts := in.opts
 			opts.Progress = prog

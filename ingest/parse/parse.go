@@ -131,6 +131,7 @@ type Meta struct {
 	Tasks           map[timeline.TID]TaskInfo // names and thread groups the trace states outside events (Perfetto process tree)
 	Affinity        []timeline.AffinityChange // task affinity changes the trace states (schedlens' Perfetto task attributes), in file order
 	Groups          []timeline.GroupChange    // task-group changes, likewise
+	Sysctls         []string                  // scheduler sysctls the recorder read ("kernel.sched_autogroup_enabled=1"; schedlens' Perfetto machine packet)
 	Warnings        []string                  // format-level remarks for the user
 }
 

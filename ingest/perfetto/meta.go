@@ -590,8 +590,8 @@ func kernelComm(name string) string {
 	return name
 }
 
-// decodeMachine reads schedlens' Machine message: the source's clock name
-// and its whole topology as topology JSON.
+// decodeMachine reads schedlens' Machine message: the source's clock name,
+// its whole topology as topology JSON, and the scheduler sysctls it read.
 func (r *Reader) decodeMachine(b []byte) *fieldError {
 	for len(b) > 0 {
 		f, n, fe := next(b)
@@ -616,6 +616,16 @@ func (r *Reader) decodeMachine(b []byte) *fieldError {
 			}
 			t.Source = "trace"
 			r.machTopo = t
+		case fMachineSysctl:
+			if fe := f.want(protowire.BytesType, "sysctl"); fe != nil {
+				return fe
+			}
+			name, _, ok := strings.Cut(string(f.b), "=")
+			if !ok || name == "" {
+				r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("schedlens' machine packet: sysctl %q is not name=value; ignored", f.b))
+				continue
+			}
+			r.meta.Sysctls = append(r.meta.Sysctls, string(f.b))
 		}
 	}
 	return nil

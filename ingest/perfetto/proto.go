@@ -53,6 +53,7 @@ const (
 const (
 	fMachineClock    = 1 // optional string clock = 1: the source's trace clock ("mono", "boot", "global", ...)
 	fMachineTopology = 2 // optional string topology_json = 2: topology.WriteJSON of the whole topology
+	fMachineSysctl   = 3 // repeated string sysctl = 3: "kernel.sched_autogroup_enabled=1", a scheduler sysctl as the source read it
 )
 
 // TaskAttrs, schedlens' message in TracePacket field 9870 (docs/perfetto.md

@@ -40,6 +40,10 @@ type WriterOptions struct {
 	// schedlens' Machine packet so that a reader does not take it for the
 	// boot clock Perfetto assumes.
 	Clock string
+	// Sysctls are scheduler sysctls as read on the traced machine
+	// ("kernel.sched_autogroup_enabled=1"), written in schedlens' Machine
+	// packet (parse.Meta.Sysctls on reading).
+	Sysctls []string
 	// ClockStated writes Clock even when empty: the source names no clock,
 	// and a reader must not take it for the boot clock either (convert and
 	// replay -o, which copy what the source says).
@@ -384,12 +388,12 @@ func (w *Writer) start() error {
 // be called up to Close, when the source's coverage is known.
 func (w *Writer) SetIncomplete(v bool) { w.opts.Incomplete = v }
 
-// writeMachine writes schedlens' Machine packet: the clock and the whole
+// writeMachine writes schedlens' Machine packet: the clock, the whole
 // topology (cores, SMT siblings, caches, nodes, capacities), which CpuInfo
-// cannot hold.
+// cannot hold, and the scheduler sysctls.
 func (w *Writer) writeMachine(t0 timeline.Time) error {
 	t := w.opts.Topology
-	if w.opts.Clock == "" && !w.opts.ClockStated && (t == nil || len(t.CPUs) == 0 || t.Validate() != nil) {
+	if w.opts.Clock == "" && !w.opts.ClockStated && (t == nil || len(t.CPUs) == 0 || t.Validate() != nil) && len(w.opts.Sysctls) == 0 {
 		return nil
 	}
 	var m []byte
@@ -404,6 +408,9 @@ func (w *Writer) writeMachine(t0 timeline.Time) error {
 			return fmt.Errorf("perfetto writer: topology: %w", err)
 		}
 		m = appendString(m, fMachineTopology, js.String())
+	}
+	for _, s := range w.opts.Sysctls {
+		m = appendString(m, fMachineSysctl, s)
 	}
 	return w.metaPacket(fPacketMachine, m, t0)
 }
