@@ -65,6 +65,9 @@ func Baseline(desc string, changes []Change) (string, error) {
 		if c.Kind == ChangeCPUs {
 			return "", fmt.Errorf("baseline change %q: the CPUs are the recording's own", c.Text)
 		}
+		if c.Kind == ChangeTask {
+			return "", fmt.Errorf("baseline change %q: the tasks' nice and affinity are the recording's own", c.Text)
+		}
 		next, changed, err := step(out, c)
 		if err != nil {
 			return "", fmt.Errorf("baseline: %w", err)

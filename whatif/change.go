@@ -17,6 +17,7 @@ const (
 	ChangeFeature                       // a sched_feat switch: NAME or NO_NAME
 	ChangeTunable                       // a debugfs tunable: name=value
 	ChangeCPUs                          // the CPU set: cpus=LIST
+	ChangeTask                          // tasks of one comm: nice:COMM=N, affinity:COMM=LIST
 )
 
 // Change is one change of a what-if, under its kernel name.
@@ -26,14 +27,24 @@ type Change struct {
 	Text string
 	// CPUs is the machine's CPUs the what-if keeps (ChangeCPUs only).
 	CPUs topology.CPUSet
+	// Task is what a ChangeTask does.
+	Task TaskChange
 }
 
 // ParseChange reads one change: "+patch" or "-patch", "FEATURE" or
-// "NO_FEATURE", "tunable=value", or "cpus=LIST". A name the model does not
-// implement is an error that lists the ones it does.
+// "NO_FEATURE", "tunable=value", "cpus=LIST", "nice:COMM=N" or
+// "affinity:COMM=LIST". A name the model does not implement is an error
+// that lists the ones it does.
 func ParseChange(s string) (Change, error) {
 	s = strings.TrimSpace(s)
 	c := Change{Text: s}
+	if tc, ok, err := parseTaskChange(s); ok {
+		if err != nil {
+			return c, err
+		}
+		c.Kind, c.Task = ChangeTask, tc
+		return c, nil
+	}
 	name, value, isAssign := strings.Cut(s, "=")
 	switch {
 	case s == "":
@@ -84,7 +95,7 @@ func ParseChange(s string) (Change, error) {
 // modeled lists every change the model implements.
 func modeled() string {
 	debugfs, sysctls := tunableForms()
-	return fmt.Sprintf("a patch (+name or -name: %s), a sched feature (NAME or NO_NAME: %s), a debugfs tunable (%s), a sysctl (%s), or cpus=LIST",
+	return fmt.Sprintf("a patch (+name or -name: %s), a sched feature (NAME or NO_NAME: %s), a debugfs tunable (%s), a sysctl (%s), cpus=LIST, nice:COMM=N or affinity:COMM=CPULIST",
 		strings.Join(policies.PatchNames(), ", "), strings.Join(policies.FeatureNames(), ", "),
 		strings.Join(debugfs, ", "), strings.Join(sysctls, ", "))
 }
@@ -119,9 +130,14 @@ func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
 	}
 	out := desc
 	var cpus topology.CPUSet
+	tasks := false
 	for _, c := range changes {
 		if c.Kind == ChangeCPUs {
 			cpus = c.CPUs
+			continue
+		}
+		if c.Kind == ChangeTask {
+			tasks = true
 			continue
 		}
 		next, changed, err := step(out, c)
@@ -138,7 +154,7 @@ func Apply(desc string, changes []Change) (string, topology.CPUSet, error) {
 	if _, err := policies.New(cfg); err != nil {
 		return "", nil, fmt.Errorf("policy %q: %w", out, err)
 	}
-	if cfg == base && cpus == nil {
+	if cfg == base && cpus == nil && !tasks {
 		return "", nil, fmt.Errorf("the changes leave the baseline %s as it was", base.String())
 	}
 	return cfg.String(), cpus, nil

@@ -21,6 +21,9 @@ func TestParseChange(t *testing.T) {
 		{in: "sched_autogroup_enabled=0", kind: ChangeTunable},
 		{in: "kernel.sched_autogroup_enabled=0", kind: ChangeTunable},
 		{in: "cpus=0", kind: ChangeCPUs},
+		{in: "nice:cyclictest=-10", kind: ChangeTask},
+		{in: "affinity:kworker/u8:1=0-1", kind: ChangeTask},
+		{in: "nice:a=b=5", kind: ChangeTask},
 		{in: "cpus=0-3,6", kind: ChangeCPUs},
 		// Unmodeled names list the modeled ones.
 		{in: "NO_TTWU_QUEUE", err: "the model implements no such knob; want a patch (+name or -name: lb-eligible-first"},
@@ -32,6 +35,11 @@ func TestParseChange(t *testing.T) {
 		{in: "nr_migrate=many", err: `"many" is not an integer`},
 		{in: "cpus=", err: "want cpus=LIST"},
 		{in: "sched_autogroup_enabled=2", err: "sched_autogroup_enabled=2: want 0..1"},
+		{in: "nice:cyclictest=-21", err: `nice "-21": want -20..19`},
+		{in: "nice:=3", err: "want nice:COMM=N"},
+		{in: "nice:cyclictest", err: "want nice:COMM=N"},
+		{in: "affinity:x=", err: `CPU list ""`},
+		{in: "affinity:x=zz", err: `CPU list "zz"`},
 		{in: "kernel.sched_child_runs_first=1", err: `the model has no tunable "sched_child_runs_first"`},
 		{in: "", err: "empty change"},
 	}

@@ -49,6 +49,8 @@ type Prediction struct {
 	Changes []string
 	// CPUs is the what-if's CPU set (nil: every CPU of the recording).
 	CPUs topology.CPUSet
+	// Tasks are the what-if's nice and affinity changes.
+	Tasks []TaskChange
 	// Seeds are the model seeds of both sides.
 	Seeds []uint64
 	// Recorded is the recording measured by the same code.
@@ -91,7 +93,8 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	if len(seeds) < 2 {
 		return nil, fmt.Errorf("whatif: %d seeds; the interval across seeds needs at least 2", len(seeds))
 	}
-	p := &Prediction{Baseline: baseline, WhatIf: whatIf, CPUs: cpus, Seeds: seeds}
+	tasks := TaskChanges(changes)
+	p := &Prediction{Baseline: baseline, WhatIf: whatIf, CPUs: cpus, Tasks: tasks, Seeds: seeds}
 	for _, c := range changes {
 		p.Changes = append(p.Changes, c.Text)
 	}
@@ -117,15 +120,16 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 			}
 		}
 	}
-	withRun := func(o Options, k int, seed uint64, cpus topology.CPUSet) Options {
+	withRun := func(o Options, k int, seed uint64, cpus topology.CPUSet, tasks []TaskChange) Options {
 		o = withSeed(o, seed, cpus)
+		o.Tasks = tasks
 		if runProgress != nil {
 			o.Progress = runProgress(k)
 		}
 		return o
 	}
 	// The recording, measured once for every run.
-	first, err := Replay(tl, baseline, withRun(o.Options, 0, seeds[0], nil))
+	first, err := Replay(tl, baseline, withRun(o.Options, 0, seeds[0], nil, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -148,11 +152,11 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				desc, set := baseline, topology.CPUSet(nil)
+				desc, set, tcs := baseline, topology.CPUSet(nil), []TaskChange(nil)
 				if j.side == 1 {
-					desc, set = whatIf, cpus
+					desc, set, tcs = whatIf, cpus, tasks
 				}
-				r, err := Replay(tl, desc, withRun(o.Options, j.side*len(seeds)+j.i, seeds[j.i], set))
+				r, err := Replay(tl, desc, withRun(o.Options, j.side*len(seeds)+j.i, seeds[j.i], set, tcs))
 				runs[j.side][j.i], errs[j.side*len(seeds)+j.i] = r, err
 			}
 		}()
@@ -182,7 +186,7 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	p.AB = compare.CompareRuns(sides[0], sides[1], "baseline", "what-if")
 	p.Cells = judgeAll(p.AB, p.Recorded)
 	p.Notes = append(p.Notes, first.Notes...)
-	if cpus != nil {
+	if cpus != nil || tasks != nil {
 		for _, n := range runs[1][0].Notes {
 			if !slices.Contains(p.Notes, n) {
 				p.Notes = append(p.Notes, n)

@@ -113,6 +113,9 @@ type Options struct {
 	// CPUs restricts the modeled machine to these CPUs of the recording
 	// (nil: every CPU), as if the others were offline (restrictCPUs).
 	CPUs topology.CPUSet
+	// Tasks are nice and affinity changes of tasks by comm, applied
+	// before CPUs (applyTaskChanges).
+	Tasks []TaskChange
 	// NoOverrun stops the modeled run at the recording's end even when
 	// tasks that exit in the recording have not.
 	NoOverrun bool
@@ -165,6 +168,9 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	}
 	if !cfg.Tunables.Autogroup() {
 		noAutogroup(w)
+	}
+	if err := applyTaskChanges(w, topo.NCPU(), o.Tasks); err != nil {
+		return nil, err
 	}
 	recTopo := topo
 	var kept []int // model CPU i is the trace's CPU kept[i] (denseCPUs)

@@ -175,10 +175,14 @@ func writeDoc(d *compare.Doc, r *Report) {
 }
 
 func cpuText(p *Prediction) string {
-	if p.CPUs == nil {
-		return ""
+	var s string
+	for _, tc := range p.Tasks {
+		s += ", " + tc.String()
 	}
-	return ", on recorded CPUs " + p.CPUs.String() + " only"
+	if p.CPUs == nil {
+		return s
+	}
+	return s + ", on recorded CPUs " + p.CPUs.String() + " only"
 }
 
 func seedList(s []uint64) string {

@@ -31,20 +31,26 @@ with its 95% interval across the seeds, and a verdict: better, worse, no
 detectable change, or inconclusive when the change does not clear the
 baseline's own error on that metric (its figure against the recording).
 A change is a seed patch (+name, -name), a sched feature (NAME, NO_NAME), a
-debugfs tunable (base_slice_ns=N, migration_cost_ns=N, nr_migrate=N) or
+debugfs tunable (base_slice_ns=N, migration_cost_ns=N, nr_migrate=N), the
+sysctl sched_autogroup_enabled=0|1 (autogroups' tasks in the root group),
 cpus=LIST (the machine restricted to those CPUs, as if the others were
-offline; a task allowed only on removed CPUs is moved to the kept ones).
+offline; a task allowed only on removed CPUs is moved to the kept ones), or
+a change of every task of one comm for its whole life: nice:COMM=N (as nice
+would start it) or affinity:COMM=CPULIST (as taskset would).
 The baseline models the kernel that was recorded: when meta.txt next to the
-trace says the capture ran with sched features or tunables set, or on a build
-with a seed patch reverted or added, the baseline has them too
-(--baseline-change overrides).
+trace (or, for the autogroup sysctl, the trace itself) says the capture ran
+with sched features, tunables or sysctls set, or on a build with a seed
+patch reverted or added, the baseline has them too (--baseline-change
+overrides).
 Method and the check against real A/B captures: docs/whatif.md; the seed
 patches on real kernels: docs/seeds.md.`,
 		Example: `  schedlens whatif --change NO_RUN_TO_PARITY trace.txt.zst
   schedlens whatif --change base_slice_ns=3000000 --runs 16 trace.txt.zst
   schedlens whatif --change +resched-ineligible --change NO_PLACE_LAG \
       --format json trace.txt
-  schedlens whatif --change cpus=0 trace.txt.zst`,
+  schedlens whatif --change cpus=0 trace.txt.zst
+  schedlens whatif --change affinity:stress-ng=0 --change nice:cyclictest=-10 \
+      trace.pftrace`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(changes) == 0 {
