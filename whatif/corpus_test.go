@@ -38,17 +38,17 @@ var corpusSeedsFlag = flag.Int("corpus-seeds", corpusSeeds, "seeds a side of the
 var corpusMetrics = []string{compare.RunNs, compare.RunnableNs, compare.WakeupP50Ns, compare.WakeupP99Ns, compare.WakeupMeanNs,
 	compare.Preemptions, compare.Migrations, compare.ContextSwitches, compare.IdleWithRunnableNs, compare.CompletionNs}
 
-// knobChange is the what-if change of a knob folder of fixtures/ab.
-func knobChange(knob string) string {
-	switch knob {
-	case "base_slice_3ms":
-		return "base_slice_ns=3000000"
-	case "cpu1_offline":
-		return "cpus=0"
-	case "autogroup_off":
-		return "sched_autogroup_enabled=0"
+// knobChange is the what-if change of a knob folder of fixtures/ab: its
+// meta.txt's "whatif:" line, else the folder's name (a sched feature).
+func knobChange(t *testing.T, dir string) string {
+	if b, err := os.ReadFile(filepath.Join(dir, "meta.txt")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "whatif:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
 	}
-	return knob
+	return filepath.Base(dir)
 }
 
 type abTrace struct {
@@ -146,7 +146,7 @@ func corpusCheck(t *testing.T, seeds []uint64) []Agreement {
 			for _, p := range runDirs(t, kdir, "new-") {
 				newSides = append(newSides, loadAB(t, p).measure(t))
 			}
-			ch, err := ParseChange(knobChange(k.Name()))
+			ch, err := ParseChange(knobChange(t, kdir))
 			if err != nil {
 				t.Fatal(err)
 			}
