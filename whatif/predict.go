@@ -187,9 +187,11 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	p.Cells = judgeAll(p.AB, p.Recorded)
 	p.Notes = append(p.Notes, first.Notes...)
 	if cpus != nil || tasks != nil {
+		// What the what-if's own workload assumes beyond the baseline's
+		// (the CPUs it moved, the tasks it changed, its own overrun).
 		for _, n := range runs[1][0].Notes {
-			if !slices.Contains(p.Notes, n) {
-				p.Notes = append(p.Notes, n)
+			if !slices.Contains(first.Notes, n) {
+				p.Notes = append(p.Notes, "what-if run: "+n)
 			}
 		}
 	}
