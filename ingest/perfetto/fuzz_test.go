@@ -126,6 +126,8 @@ func FuzzPerfetto(f *testing.F) {
 			packed(fCompactWakingTimestamp, 201), packed(fCompactWakingPid, 9), packed(fCompactWakingTargetCPU, 0),
 			packed(fCompactWakingPrio, 120), packed(fCompactWakingComm, 0))))))
 	f.Add(packet(protowire.AppendTag(nil, 5, protowire.StartGroupType)))
+	f.Add(cat(packet(bf(fPacketMachine, sf(fMachineClock, "mono"), sf(fMachineSysctl, "kernel.sched_autogroup_enabled=0"), sf(fMachineSysctl, "x"))),
+		packet(bundle(0, switchEv(100, "a", 1, 0, "b", 2)))))
 	f.Add(cat(packet(bf(fPacketTaskAttrs, bf(fAttrsAffinity, vf(fAffTimestamp, 90), vf(fAffTid, 2), packed(fAffCPUMask, 3, 0, 1)),
 		bf(fAttrsGroup, vf(fGroupTimestamp, 95), vf(fGroupTid, 2), sf(fGroupPath, "/a"), vf(fGroupWeight, 100), vf(fGroupAutogroup, 4),
 			vf(fGroupAutogroupNice, uint64(1<<64-3))))), packet(bundle(0, switchEv(100, "a", 1, 0, "b", 2)))))
