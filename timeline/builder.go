@@ -627,7 +627,7 @@ func (r *resolver) event(t Time, cpu int16, k Kind, comm CommID, prio uint8, sta
 		}
 	default:
 		task = r.lookup(pid, cpu, t)
-		if k == KindWaking || k == KindWakeup || k == KindMarker || k == KindExec {
+		if k == KindWaking || k == KindWakeup || k == KindMarker || k == KindExec || k == KindSignal {
 			other = r.lookup(opid, cpu, t)
 		}
 	}
@@ -649,8 +649,8 @@ func (r *resolver) event(t Time, cpu int16, k Kind, comm CommID, prio uint8, sta
 	if tgid >= 0 {
 		run := NoTask
 		switch k {
-		case KindSwitch, KindWaking, KindWakeup, KindWakeupNew, KindMarker, KindExec, KindFork, KindNewTask:
-			run = other // the header task: prev, the waker, the parent
+		case KindSwitch, KindWaking, KindWakeup, KindWakeupNew, KindMarker, KindExec, KindFork, KindNewTask, KindSignal:
+			run = other // the header task: prev, the waker, the parent, the sender
 		case KindExit:
 			run = task
 		}

@@ -73,6 +73,7 @@ const (
 	KindFree                    // sched_process_free: Task
 	KindIdle                    // cpu_idle: Arg = state (-1 / 4294967295 means exit idle), Arg2 = cpu_id
 	KindMarker                  // tracing_mark_write / print: Arg = string id of the text (Strings)
+	KindSignal                  // signal_generate: Task = the signal's target, Comm its comm, Other = sender (task running on CPU), Arg = signal number, Arg2 = result (0 delivered) | group<<8
 	kindCount
 )
 
@@ -93,6 +94,7 @@ var kindNames = [...]string{
 	KindFree:        "sched_process_free",
 	KindIdle:        "cpu_idle",
 	KindMarker:      "marker",
+	KindSignal:      "signal_generate",
 }
 
 func (k Kind) String() string {

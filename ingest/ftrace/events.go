@@ -42,6 +42,11 @@ var (
 	kArrow      = []byte(" ==> ")
 	kPluginCPU  = []byte(" CPU:")
 	kSuccess    = []byte(" success=")
+	kSig        = []byte("sig=")
+	kErrno      = []byte(" errno=")
+	kCode       = []byte(" code=")
+	kGrp        = []byte(" grp=")
+	kRes        = []byte(" res=")
 )
 
 // event fills ev from the record's event name and fields. It reports false
@@ -94,6 +99,9 @@ func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
 	case "cpu_idle":
 		ev.Kind = timeline.KindIdle
 		err = r.cpuIdle(h, ev, p)
+	case "signal_generate":
+		ev.Kind = timeline.KindSignal
+		err = r.signal(h, ev, p)
 	case "tracing_mark_write":
 		// The kernel prints the ftrace print entry as "%ps: %s" with the
 		// ip of tracing_mark_write: exactly one space, then the text.
@@ -683,4 +691,36 @@ func (r *recParser) marker(h *header, ev *timeline.Event, text []byte) {
 	ev.Task = h.pid
 	ev.Other = h.pid
 	ev.Arg = r.internText(text)
+}
+
+// signal parses signal_generate (include/trace/events/signal.h):
+// "sig=15 errno=0 code=0 comm=bash pid=1234 grp=1 res=0". The sender is
+// the header task; Arg is the signal, Arg2 the result (0: delivered) with
+// the group flag in bit 8.
+func (r *recParser) signal(h *header, ev *timeline.Event, p []byte) error {
+	f := fields{r: r, name: h.name, p: p}
+	f.first(kSig)
+	sig := f.num("sig", 0, 1<<16)
+	f.key(kErrno)
+	f.num("errno", -1<<31, 1<<31)
+	f.key(kCode)
+	f.num("code", -1<<31, 1<<31)
+	f.key(kSpComm)
+	c := f.until("comm", kPid)
+	f.key(kPid)
+	pid := f.num("pid", 0, maxPID)
+	f.key(kGrp)
+	grp := f.num("grp", 0, 1)
+	f.key(kRes)
+	res := f.num("res", 0, 255)
+	if f.err != nil {
+		return f.err
+	}
+	ev.Task = timeline.TID(pid)
+	ev.Comm = r.intern(c)
+	ev.Other = h.pid
+	ev.OComm = r.headerComm(h)
+	ev.Arg = sig
+	ev.Arg2 = res | grp<<8
+	return nil
 }

@@ -60,6 +60,8 @@ func TestMalformed(t *testing.T) {
 		{"prio out of range", good1 + hdr + "sched_switch: prev_comm=bash prev_pid=100 prev_prio=99999 prev_state=S ==> next_comm=cat next_pid=200 next_prio=120\n" + good2, 2, parse.ErrBadField, 1, 2},
 		{"bad target_cpu", good1 + hdr + "sched_wakeup: comm=cat pid=200 prio=120 target_cpu=abc\n" + good2, 2, parse.ErrBadField, 1, 2},
 		{"bad cpu_idle state", good1 + hdr + "cpu_idle: state=x cpu_id=0\n" + good2, 2, parse.ErrBadField, 1, 2},
+		{"bad signal number", good1 + hdr + "signal_generate: sig=x errno=0 code=0 comm=a pid=5 grp=1 res=0\n" + good2, 2, parse.ErrBadField, 1, 2},
+		{"signal_generate cut", good1 + hdr + "signal_generate: sig=15 errno=0 code=0 comm=a pid=5\n" + good2, 2, parse.ErrTruncated, 1, 2},
 
 		// Missing fields, one case per event kind.
 		{"sched_switch without prev_prio", good1 + hdr + "sched_switch: prev_comm=bash prev_pid=100 prev_state=S ==> next_comm=cat next_pid=200 next_prio=120\n" + good2, 2, parse.ErrBadField, 1, 2},

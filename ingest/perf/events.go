@@ -194,6 +194,10 @@ func kindOf(sys, name []byte) timeline.Kind {
 		}
 	case "tracing_mark_write":
 		return timeline.KindMarker
+	case "signal_generate":
+		if is("signal") {
+			return timeline.KindSignal
+		}
 	}
 	return timeline.KindUnknown
 }
@@ -303,6 +307,18 @@ func fill(s *sample, ev *timeline.Event) (kind timeline.Kind, comm, ocomm []byte
 		}
 		ev.Arg = st
 		ev.Arg2 = f.int("cpu_id", -1, math.MaxUint32)
+	case timeline.KindSignal:
+		// sig=%d errno=%d code=%d comm=%s pid=%d grp=%d res=%d
+		// (include/trace/events/signal.h)
+		ev.Arg = f.int("sig", 0, 1<<16)
+		f.int("errno", math.MinInt32, math.MaxInt32)
+		f.int("code", math.MinInt32, math.MaxInt32)
+		comm = f.str("comm", sepPID, false)
+		ev.Task = f.pid("pid")
+		grp := f.int("grp", 0, 1)
+		ev.Arg2 = f.int("res", 0, 255) | grp<<8
+		ev.Other = s.tid
+		ocomm = s.comm
 	case timeline.KindMarker:
 		text := s.text
 		if string(s.event) == "print" {

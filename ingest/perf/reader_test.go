@@ -154,6 +154,13 @@ func TestExampleLines(t *testing.T) {
 			}),
 		},
 		{
+			name: "signal_generate",
+			line: "         timeout 21607 [000] 42008.346211: signal:signal_generate: sig=15 errno=0 code=0 comm=bash pid=21608 grp=1 res=0",
+			want: with(base(timeline.KindSignal, 0, 42008346211000), func(v *view) {
+				v.Task, v.Comm, v.Other, v.OComm, v.Arg, v.Arg2 = 21608, "bash", 21607, "timeout", 15, 1<<8
+			}),
+		},
+		{
 			name: "sched_process_exec",
 			line: "              sh  7453 [000]   642.412358: sched:sched_process_exec: filename=/usr/bin/sh pid=7453 old_pid=7453",
 			want: with(base(timeline.KindExec, 0, 642412358000), func(v *view) {

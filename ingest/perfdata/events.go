@@ -40,6 +40,8 @@ func kindOf(sys, name string) timeline.Kind {
 		return timeline.KindIdle
 	case "ftrace:print":
 		return timeline.KindMarker
+	case "signal:signal_generate":
+		return timeline.KindSignal
 	}
 	if name == "tracing_mark_write" {
 		return timeline.KindMarker
@@ -64,6 +66,7 @@ var fieldsOf = map[timeline.Kind][]string{
 	timeline.KindRename:    {"?pid", "oldcomm", "newcomm"},
 	timeline.KindIdle:      {"state", "cpu_id"},
 	timeline.KindMarker:    {"?buf"},
+	timeline.KindSignal:    {"sig", "comm", "pid", "group", "result"},
 }
 
 // eventSpec is how to decode one tracepoint's raw payload: its kind and
@@ -90,7 +93,7 @@ func newSpec(f *eventFormat, file string) (*eventSpec, *parse.ParseError) {
 	switch s.kind {
 	case timeline.KindUnknown:
 		return s, nil
-	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindExec:
+	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindExec, timeline.KindSignal:
 		s.ctxComm = true
 	}
 	for _, want := range fieldsOf[s.kind] {
@@ -324,6 +327,13 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 		}
 		ev.Arg = st
 		ev.Arg2 = r.int(&f[1])
+	case timeline.KindSignal:
+		ev.Arg = r.int(&f[0])
+		comm = r.chars(&f[1])
+		ev.Task = pidOf(r.int(&f[2]))
+		ev.Arg2 = r.int(&f[4])&0xff | (r.int(&f[3])&1)<<8
+		ev.Other = sc.tid
+		ev.OComm = sc.comm
 	case timeline.KindMarker:
 		var text []byte
 		if s.has[0] {

@@ -108,6 +108,8 @@ func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 		fe = r.decodeIdle(payload, ev)
 	case fEvPrint:
 		fe = r.decodePrint(payload, ev)
+	case fEvSignalGenerate:
+		fe = r.decodeSignal(payload, ev)
 	case 0:
 		r.meta.Unknown["ftrace_event_without_payload"]++
 		return false, nil
@@ -134,7 +136,7 @@ func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 			return false, fe.in("pid")
 		}
 		switch ev.Kind {
-		case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindNewTask:
+		case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindNewTask, timeline.KindSignal:
 			ev.Other = header
 		case timeline.KindMarker:
 			ev.Task, ev.Other = header, header
@@ -148,7 +150,7 @@ func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 func interpreted(n protowire.Number) bool {
 	switch n {
 	case fEvPrint, fEvSchedSwitch, fEvCPUIdle, fEvSchedWakeup, fEvSchedWaking, fEvSchedWakeupNew, fEvTaskNewtask,
-		fEvTaskRename, fEvProcessExec, fEvProcessExit, fEvProcessFork, fEvProcessFree, fEvMigrateTask:
+		fEvTaskRename, fEvProcessExec, fEvProcessExit, fEvProcessFork, fEvProcessFree, fEvMigrateTask, fEvSignalGenerate:
 		return true
 	}
 	return false
@@ -159,6 +161,7 @@ var eventFieldNames = map[protowire.Number]string{
 	fEvSchedWaking: "sched_waking", fEvSchedWakeupNew: "sched_wakeup_new", fEvTaskNewtask: "task_newtask",
 	fEvTaskRename: "task_rename", fEvProcessExec: "sched_process_exec", fEvProcessExit: "sched_process_exit",
 	fEvProcessFork: "sched_process_fork", fEvProcessFree: "sched_process_free", fEvMigrateTask: "sched_migrate_task",
+	fEvSignalGenerate: "signal_generate",
 }
 
 func eventFieldName(n protowire.Number) string { return eventFieldNames[n] }
@@ -452,6 +455,48 @@ func (r *Reader) decodeIdle(b []byte, ev *timeline.Event) *fieldError {
 			}
 		}
 	}
+	return nil
+}
+
+// decodeSignal reads signal_generate: Task = pid (the target), Comm its
+// comm, Arg = sig, Arg2 = result | group<<8; the sender is the event's
+// header pid.
+func (r *Reader) decodeSignal(b []byte, ev *timeline.Event) *fieldError {
+	ev.Kind = timeline.KindSignal
+	ev.Task = 0
+	var res, grp int64
+	for len(b) > 0 {
+		f, n, fe := next(b)
+		if fe != nil {
+			return fe
+		}
+		b = b[n:]
+		switch f.num {
+		case fSigComm:
+			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
+				return fe
+			}
+			ev.Comm = r.commOf(f.b)
+		case fSigCode, fSigGroup, fSigPid, fSigResult, fSigSig:
+			if fe := f.want(protowire.VarintType, "signal_generate field"); fe != nil {
+				return fe
+			}
+			v := int64(int32(f.v))
+			switch f.num {
+			case fSigPid:
+				if ev.Task, fe = pidOf(f.v, "pid"); fe != nil {
+					return fe
+				}
+			case fSigSig:
+				ev.Arg = v
+			case fSigResult:
+				res = v & 0xff
+			case fSigGroup:
+				grp = v & 1
+			}
+		}
+	}
+	ev.Arg2 = res | grp<<8
 	return nil
 }
 

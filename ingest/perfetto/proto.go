@@ -146,6 +146,7 @@ const (
 	fEvSchedWakeupNew = 114 // SchedWakeupNewFtraceEvent sched_wakeup_new = 114
 	fEvTaskNewtask    = 235 // TaskNewtaskFtraceEvent task_newtask = 235
 	fEvTaskRename     = 236 // TaskRenameFtraceEvent task_rename = 236
+	fEvSignalGenerate = 325 // SignalGenerateFtraceEvent signal_generate = 325
 	fEvProcessExec    = 237 // SchedProcessExecFtraceEvent sched_process_exec = 237
 	fEvProcessExit    = 238 // SchedProcessExitFtraceEvent sched_process_exit = 238
 	fEvProcessFork    = 239 // SchedProcessForkFtraceEvent sched_process_fork = 239
@@ -240,6 +241,16 @@ const (
 const (
 	fIdleState = 1 // uint32 state = 1
 	fIdleCPUID = 2 // uint32 cpu_id = 2
+)
+
+// SignalGenerateFtraceEvent (protos/perfetto/trace/ftrace/signal.proto).
+const (
+	fSigCode   = 1 // int32 code = 1
+	fSigComm   = 2 // string comm = 2
+	fSigGroup  = 3 // int32 group = 3
+	fSigPid    = 4 // int32 pid = 4
+	fSigResult = 5 // int32 result = 5
+	fSigSig    = 6 // int32 sig = 6
 )
 
 // PrintFtraceEvent (trace/ftrace/ftrace.proto).

@@ -246,7 +246,7 @@ func (w *Writer) Add(ev *timeline.Event) error {
 		}
 	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindMigrate,
 		timeline.KindFork, timeline.KindNewTask, timeline.KindExec, timeline.KindRename,
-		timeline.KindExit, timeline.KindFree, timeline.KindIdle, timeline.KindMarker:
+		timeline.KindExit, timeline.KindFree, timeline.KindIdle, timeline.KindMarker, timeline.KindSignal:
 	default:
 		return fmt.Errorf("perfetto writer: event kind %v at %d has no Perfetto encoding", ev.Kind, ev.Time)
 	}
@@ -809,6 +809,13 @@ func (w *Writer) encodeEvent(ev *timeline.Event) ([]byte, error) {
 	case timeline.KindMarker:
 		payload, header = fEvPrint, ev.Task
 		s = appendString(s, fPrintBuf, w.strs.Get(timeline.CommID(ev.Arg))+"\n")
+	case timeline.KindSignal:
+		payload, header = fEvSignalGenerate, ev.Other
+		s = appendInt(s, fSigSig, ev.Arg)
+		s = w.appendComm(s, fSigComm, ev.Comm)
+		s = appendInt(s, fSigPid, int64(ev.Task))
+		s = appendInt(s, fSigGroup, ev.Arg2>>8&1)
+		s = appendInt(s, fSigResult, ev.Arg2&0xff)
 	default:
 		return nil, fmt.Errorf("event kind %v has no Perfetto encoding", ev.Kind)
 	}

@@ -41,6 +41,7 @@ var wanted = map[string]struct {
 	"task_rename":        {"task", timeline.KindRename, []kindField{{"pid", true}, {"oldcomm", false}, {"newcomm", false}}},
 	"cpu_idle":           {"power", timeline.KindIdle, []kindField{{"state", false}, {"cpu_id", false}}},
 	"print":              {"ftrace", timeline.KindMarker, []kindField{{"buf", false}}},
+	"signal_generate":    {"signal", timeline.KindSignal, []kindField{{"sig", false}, {"comm", false}, {"pid", false}, {"group", false}, {"result", false}}},
 }
 
 // decoder reads one event id's records.
@@ -299,6 +300,13 @@ func (r *Reader) decode(d *decoder, rec []byte, pid timeline.TID, ev *timeline.E
 		ev.Task = pid
 		ev.Other = pid
 		ev.Arg = int64(r.strs.ID(text))
+	case timeline.KindSignal:
+		ev.Arg = r.int(rec, f[0])
+		ev.Comm = r.intern(r.str(rec, f[1]))
+		ev.Task = timeline.TID(r.int(rec, f[2]))
+		ev.Arg2 = r.int(rec, f[4])&0xff | (r.int(rec, f[3])&1)<<8
+		ev.Other = pid
+		ev.OComm = r.headerComm(pid)
 	}
 	return nil
 }
