@@ -97,6 +97,9 @@ func (s *Sim) schedule0() {
 		for k, a := range t.Affinity {
 			s.push(event{at: max(a.At, s.w.Start), kind: evAffinity, a: int32(i), b: int32(k)})
 		}
+		if t.KillAt > 0 {
+			s.push(event{at: max(t.KillAt, s.w.Start), kind: evKill, a: int32(i)})
+		}
 	}
 }
 
@@ -215,6 +218,8 @@ func (s *Sim) dispatch(e event) {
 		s.runStopper(cpu)
 	case evAffinity:
 		s.affinityEvent(int(e.a), int(e.b))
+	case evKill:
+		s.kill(int(e.a))
 	case evUnstall:
 		w := int(e.a)
 		if wr := &s.tasks[w]; wr.stalled && wr.stallGen == e.gen {

@@ -14,6 +14,7 @@ const (
 	evStop                    // a: cpu
 	evAffinity                // a: task, b: index into Task.Affinity
 	evUnstall                 // a: task, gen: its stall generation (WakeOrdered)
+	evKill                    // a: task (Task.KillAt)
 )
 
 // event is one entry of the simulation queue; a, b, gen and arg mean what

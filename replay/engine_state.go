@@ -52,7 +52,10 @@ type taskRun struct {
 	// movedAt: when the balancer (or an affinity change) last moved the
 	// task while it was queued; NoTime once it ran after that
 	movedAt timeline.Time
-	res     TaskResult
+	// killed: a signal ended the task (Task.KillAt); its current segment
+	// is its last.
+	killed bool
+	res    TaskResult
 }
 
 // cpuRun is the engine's state of one CPU.
@@ -125,6 +128,7 @@ type Sim struct {
 	cMigrate              *int64
 	cIPI                  *int64
 	cEarly                *int64
+	cKilled, cKillMissed  *int64
 	cLate                 *int64
 	cReschedGone          *int64
 	cStall, cStallTimeout *int64
@@ -192,6 +196,8 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.cMigrate = s.Counter("migrate")
 	s.cIPI = s.Counter("ipi")
 	s.cEarly = s.Counter("wake-before-block")
+	s.cKilled = s.Counter("killed")
+	s.cKillMissed = s.Counter("kill.not-runnable")
 	s.cLate = s.Counter("wake-by-other-after-oversleep")
 	s.cReschedGone = s.Counter("resched-left-with-task")
 	s.cStall = s.Counter("wake-ordered-stall")

@@ -345,3 +345,47 @@ task b
 		}
 	}
 }
+
+// TestEngineKill: a task with KillAt stops at that time, running or
+// queued, with the wakes its segment had still to do; one blocked then is
+// left alone.
+func TestEngineKill(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 1
+task hog
+  run 100ms
+  wake parent
+  exit
+task parent
+  wait hog
+  run 1ms
+task late start 40ms
+  run 100ms
+`)
+	w := sp.Workload
+	for i := range w.Tasks {
+		switch w.Tasks[i].Comm {
+		case "hog":
+			w.Tasks[i].KillAt = 30_000_000 // running then
+		case "late":
+			w.Tasks[i].KillAt = 20_000_000 // not started then: missed
+		}
+	}
+	r := simulate(t, sp, newFIFO(0), Options{})
+	byComm := map[string]TaskResult{}
+	for i, tk := range w.Tasks {
+		byComm[tk.Comm] = r.Tasks[i]
+	}
+	if h := byComm["hog"]; !h.Finished || h.Exit != 30_000_000 || h.CPUTime != 30_000_000 {
+		t.Errorf("hog: finished %v exit %d CPU %d, want exit and CPU time 30 ms", h.Finished, h.Exit, h.CPUTime)
+	}
+	if p := byComm["parent"]; !p.Finished || p.CPUTime != 1_000_000 || p.Exit < 30_000_000 || p.Exit > 41_000_000 {
+		t.Errorf("parent: finished %v exit %d CPU %d, want woken by the killed hog's exit", p.Finished, p.Exit, p.CPUTime)
+	}
+	if l := byComm["late"]; l.CPUTime != 100_000_000 {
+		t.Errorf("late: CPU %d, want all its 100 ms (the kill came before it started)", l.CPUTime)
+	}
+	if r.Counters["killed"] != 1 || r.Counters["kill.not-runnable"] != 1 {
+		t.Errorf("counters killed %d, kill.not-runnable %d; want 1 and 1", r.Counters["killed"], r.Counters["kill.not-runnable"])
+	}
+}

@@ -115,6 +115,10 @@ func (s *Sim) endSegment(cpu, t int) {
 	tr := &s.tasks[t]
 	tk := &s.w.Tasks[t]
 	seg := int(tr.seg)
+	if tr.killed {
+		s.exitTask(cpu, t)
+		return
+	}
 	if s.w.WakeRule == WakeAny && seg+1 < len(tk.Segments) && tk.Segments[seg+1].Wake.Kind == WakeTask && tr.pending > 0 {
 		tr.pending--
 		tr.fired[seg+1] = true
@@ -144,21 +148,7 @@ func (s *Sim) endSegment(cpu, t int) {
 	}
 	c := &s.cpus[cpu]
 	if seg+1 == len(tk.Segments) && tk.End == EndExit {
-		s.emit(timeline.Event{Time: s.now, CPU: timeline.CPU(cpu), Kind: timeline.KindExit, Task: tk.TID, Comm: tr.comm, Prio: tr.prio, TGID: tk.TGID})
-		s.pol.Dequeue(cpu, t, DeqExit)
-		tr.state = TaskDone
-		tr.res.Exit = s.now
-		tr.res.Finished = true
-		s.exitsLeft--
-		c.curr = -1
-		c.outState = timeline.StateExitDead
-		if tk.TGID == int32(tk.TID) {
-			c.outState = timeline.StateZombie
-		}
-		s.pick(cpu, t, false)
-		if s.w.WakeRule == WakeOrdered {
-			s.releaseWaiters(t, cpu)
-		}
+		s.exitTask(cpu, t)
 		return
 	}
 	s.pol.Dequeue(cpu, t, DeqSleep)
@@ -196,4 +186,55 @@ func (s *Sim) armTimer(t, seg int) {
 		tr.lastTmr, tr.tmrSeg = at, int32(seg)
 	}
 	s.push(event{at: max(at, s.now), kind: evTaskWake, a: int32(t), b: int32(seg)})
+}
+
+// exitTask ends running task t of cpu: it exits and cpu picks again.
+func (s *Sim) exitTask(cpu, t int) {
+	tr := &s.tasks[t]
+	tk := &s.w.Tasks[t]
+	c := &s.cpus[cpu]
+	s.emit(timeline.Event{Time: s.now, CPU: timeline.CPU(cpu), Kind: timeline.KindExit, Task: tk.TID, Comm: tr.comm, Prio: tr.prio, TGID: tk.TGID})
+	s.pol.Dequeue(cpu, t, DeqExit)
+	tr.state = TaskDone
+	tr.res.Exit = s.now
+	tr.res.Finished = true
+	if tk.End == EndExit {
+		s.exitsLeft--
+	}
+	c.curr = -1
+	c.outState = timeline.StateExitDead
+	if tk.TGID == int32(tk.TID) {
+		c.outState = timeline.StateZombie
+	}
+	s.pick(cpu, t, false)
+	if s.w.WakeRule == WakeOrdered {
+		s.releaseWaiters(t, cpu)
+	}
+}
+
+// kill ends task t at its Task.KillAt: its current segment ends where its
+// work now stands (the wakes and forks it had still to do come with the
+// exit) and is its last. A running task exits at once, a queued one when
+// it next runs; one that is blocked or not started in the model is left
+// alone (counter kill.not-runnable).
+func (s *Sim) kill(t int) {
+	tr := &s.tasks[t]
+	switch tr.state {
+	case TaskRunning, TaskQueued:
+	default:
+		*s.cKillMissed++
+		return
+	}
+	*s.cKilled++
+	if tr.state == TaskRunning {
+		s.account(int(tr.cpu))
+	}
+	tr.killed = true
+	tr.segEnd = tr.done
+	for a := tr.actFrom; a < tr.actTo; a++ {
+		s.acts[a].work = min(s.acts[a].work, tr.done)
+	}
+	if tr.state == TaskRunning {
+		s.armCompletion(int(tr.cpu))
+	}
 }

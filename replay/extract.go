@@ -127,6 +127,7 @@ func newExtractor(tl *timeline.Timeline, speeds []int) *extractor {
 		x.xs[i].lastTimer = timeline.NoTime
 		x.xs[i].waitFrom = timeline.NoTime
 		x.xs[i].wokenAt = timeline.NoTime
+		x.xs[i].sigAt = timeline.NoTime
 	}
 	return x
 }
@@ -180,8 +181,9 @@ type xtask struct {
 	waitFrom  timeline.Time   // when it last became runnable
 	maxWait   int64           // its longest completed wait (ns)
 	external  int
-	clsRun    []int64 // run time per speed class (only while collecting speed evidence)
-	segCls    []int64 // clsRun when the current segment began
+	clsRun    []int64       // run time per speed class (only while collecting speed evidence)
+	segCls    []int64       // clsRun when the current segment began
+	sigAt     timeline.Time // a delivered signal since it last blocked (NoTime: none)
 }
 
 type extractor struct {
@@ -319,6 +321,8 @@ func (x *extractor) run() {
 			x.notePrio(tl.TaskOf[i], i)
 			x.doWakeNew(i, t, cpu)
 			x.noteWakeTarget(i, t)
+		case timeline.KindSignal:
+			x.doSignal(i, t)
 		}
 		x.lastSeen[cpu] = t
 	}
@@ -404,6 +408,7 @@ func (x *extractor) dropRun(cpu int, t timeline.Time) {
 	x.closeSeg(id)
 	xt.state = xSleeping
 	xt.blockAt = end
+	xt.sigAt = timeline.NoTime
 	x.unseen++
 }
 
@@ -457,6 +462,7 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			x.closeSeg(prev)
 			xt.state = xSleeping
 			xt.blockAt = t
+			xt.sigAt = timeline.NoTime
 			// The waker blocked right after waking next, and next takes
 			// its CPU: the signature of a WF_SYNC wakeup (pipes, sockets:
 			// wake_up_interruptible_sync_poll), which wake_affine turns
@@ -514,6 +520,7 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 		x.closeSeg(id)
 		xt.state = xSleeping
 		xt.blockAt = timeline.NoTime
+		xt.sigAt = timeline.NoTime
 		x.unseen++
 	case xRunning, xDead:
 		return // not a wakeup of a sleeping task
@@ -699,4 +706,34 @@ func (x *extractor) ipc(waker, wakee timeline.TaskID) bool {
 		return true
 	}
 	return a != b
+}
+
+// doSignal notes a delivered signal (signal_generate with result 0) to a
+// task that runs or waits to run: if the task then exits without blocking,
+// the signal ended it (Task.KillAt). A group signal reaches every thread
+// of the target's thread group.
+func (x *extractor) doSignal(i int, t timeline.Time) {
+	tl := x.tl
+	if tl.Args2[i]&0xff != 0 {
+		return // ignored, already pending or not queued
+	}
+	target := tl.TaskOf[i]
+	if !x.isTask(target) {
+		return
+	}
+	mark := func(id timeline.TaskID) {
+		if xt := &x.xs[id]; xt.state == xRunning || xt.state == xRunnable {
+			xt.sigAt = t
+		}
+	}
+	mark(target)
+	if tl.Args2[i]>>8&1 != 0 {
+		if tg := tl.Tasks[target].TGID; tg > 0 {
+			for id := range x.xs {
+				if timeline.TaskID(id) != target && tl.Tasks[id].TGID == tg && x.isTask(timeline.TaskID(id)) {
+					mark(timeline.TaskID(id))
+				}
+			}
+		}
+	}
 }

@@ -24,7 +24,7 @@ func (x *extractor) build() (*Workload, error) {
 			w.Tasks = append(w.Tasks, Task{})
 		}
 	}
-	var nRun, nExt, nIRQ, nPrio, nTimer, nIPC int
+	var nRun, nExt, nIRQ, nPrio, nTimer, nIPC, nKilled int
 	var nAff [affinity.Inferred + 1]int
 	for id := range x.xs {
 		k := index[id]
@@ -53,6 +53,11 @@ func (x *extractor) build() (*Workload, error) {
 		}
 		x.allowed(tk, timeline.TaskID(id), w.Start, &nAff)
 		tk.End = xt.ended
+		if tk.End == EndExit && xt.state == xDead && xt.sigAt != timeline.NoTime {
+			tk.KillAt = xt.sigAt
+			nKilled++
+			tk.Flags = append(tk.Flags, AssumeKilledAt)
+		}
 		if tk.End == EndRun {
 			nRun++
 			tk.Flags = append(tk.Flags, AssumeRunAtEnd)
@@ -137,6 +142,9 @@ func (x *extractor) build() (*Workload, error) {
 	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeTick, Detail: why})
 	if x.nWaitingAtEnd > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWaitingAtEnd, Detail: "tasks waiting when the recording ended (woken and not yet run, or preempted and waiting longer than ever before in the recording) demand what they ran and no more", Tasks: x.nWaitingAtEnd})
+	}
+	if nKilled > 0 {
+		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeKilledAt, Detail: "tasks a signal ended (delivered while they ran or waited to run, and they exited without blocking) end at the signal's recorded time, not when their recorded work is done: a timer's kill (timeout) comes at its time whatever the schedule; a kill that followed its sender's work would come earlier or later in the model", Tasks: nKilled})
 	}
 	if nExt > 0 {
 		w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeExternalWaker, Detail: "wakeups by a task the trace does not show running replay at the recorded time", Tasks: nExt})

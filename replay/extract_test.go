@@ -169,3 +169,58 @@ func TestExtractCauses(t *testing.T) {
 		t.Errorf("a end = %v, want sleep", a.End)
 	}
 }
+
+// TestExtractKilled: a task that a delivered signal reaches while it runs,
+// and that exits without blocking, gets KillAt; one that blocks between the
+// signal and its exit, or whose signal was not delivered, does not.
+func TestExtractKilled(t *testing.T) {
+	strs := timeline.NewStrings()
+	b := timeline.NewBuilder(strs, 2)
+	comm := func(s string) timeline.CommID { return strs.IDString(s) }
+	sw := func(ts timeline.Time, cpu timeline.CPU, prev timeline.TID, pc string, st timeline.State, next timeline.TID, nc string) {
+		b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSwitch, Other: prev, OComm: comm(pc), State: st, Task: next, Comm: comm(nc), Prio: 120, OPrio: 120, TGID: -1, Start: timeline.NoTime})
+	}
+	sig := func(ts timeline.Time, cpu timeline.CPU, target timeline.TID, tc string, sender timeline.TID, sc string, res int64) {
+		b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSignal, Task: target, Comm: comm(tc), Other: sender, OComm: comm(sc), Arg: 15, Arg2: res | 1<<8, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
+	}
+	for cpu := timeline.CPU(0); cpu < 2; cpu++ {
+		b.Add(timeline.Event{Time: 0, CPU: cpu, Kind: timeline.KindBufferStart, Task: timeline.NoTID, Other: timeline.NoTID, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
+	}
+	// CPU 0: hog runs from 0, killed by timeout (running on CPU 1) at
+	// 5 ms, exits at 5.1 ms. CPU 1: sleeper runs, is signalled at 5 ms,
+	// blocks at 5.2 ms, runs again and exits at 7 ms. ignored is
+	// signalled with res=1 and exits.
+	sw(100_000, 0, 0, "swapper/0", timeline.StateRunnable, 20, "hog")
+	sw(100_000, 1, 0, "swapper/1", timeline.StateRunnable, 21, "timeout")
+	sig(5_000_000, 1, 20, "hog", 21, "timeout", 0)
+	sw(5_000_100, 1, 21, "timeout", timeline.StateInterrupt, 22, "sleeper")
+	sig(5_000_200, 1, 22, "sleeper", 21, "timeout", 0)
+	sig(5_000_300, 1, 23, "ignored", 21, "timeout", 1)
+	sw(5_100_000, 0, 20, "hog", timeline.StateDead, 23, "ignored")
+	sw(5_200_000, 1, 22, "sleeper", timeline.StateInterrupt, 0, "swapper/1")
+	b.Add(timeline.Event{Time: 6_000_000, CPU: 1, Kind: timeline.KindWaking, Task: 22, Comm: comm("sleeper"), Other: 0, OComm: comm("swapper/1"), Ctx: timeline.CtxHardirq, Prio: 120, OPrio: -1, Arg: 1, TGID: -1, Start: timeline.NoTime})
+	sw(6_000_000, 1, 0, "swapper/1", timeline.StateRunnable, 22, "sleeper")
+	sw(7_000_000, 1, 22, "sleeper", timeline.StateDead, 0, "swapper/1")
+	sw(7_500_000, 0, 23, "ignored", timeline.StateDead, 0, "swapper/0")
+	tl, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Extract(tl, topology.Symmetric(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]timeline.Time{"hog": 5_000_000, "sleeper": 0, "ignored": 0, "timeout": 0}
+	for _, tk := range w.Tasks {
+		if k, ok := want[tk.Comm]; ok && tk.KillAt != k {
+			t.Errorf("%s: KillAt %d, want %d", tk.Comm, tk.KillAt, k)
+		}
+	}
+	var found bool
+	for _, a := range w.Assumptions {
+		found = found || (a.Name == AssumeKilledAt && a.Tasks == 1)
+	}
+	if !found {
+		t.Errorf("no %s assumption for 1 task: %+v", AssumeKilledAt, w.Assumptions)
+	}
+}

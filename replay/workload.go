@@ -230,6 +230,7 @@ const (
 	AssumeLostGaps       = "lost-gaps"           // demand inside lost-event gaps is unknown and left out
 	AssumeTimerNotTask   = "timer-not-task"      // wakeups from idle, softirq or hardirq context replay at the recorded delay
 	AssumeExternalWaker  = "external-waker"      // a waker not in the trace replays at the recorded absolute time
+	AssumeKilledAt       = "killed-at"           // a task a signal ended (it exited without blocking after it) ends at the signal's recorded time
 	AssumeWakeAfterBlock = "wake-after-block"    // a wake that overtakes its wakee's block in the replay waits for the block
 	AssumeSyncPair       = "sync-pair"           // a wakee switched in when its waker blocked right after waking it was a WF_SYNC wakeup
 )
@@ -262,6 +263,14 @@ type Task struct {
 	Segments []Segment `json:"segments"`
 	// End says what follows the last segment.
 	End TaskEnd `json:"end"`
+	// KillAt, when set (not 0), ends the task at that absolute time: a
+	// signal delivered while it ran or waited to run, after which it
+	// exited without blocking (killed by timeout(1), kill(1), a
+	// watchdog). Its work stops there, whatever of its last segment is
+	// left: it exits at its next run, and the wakes and forks that
+	// segment had still to do come with the exit. A task not running or
+	// queued then (blocked in the model) is not killed.
+	KillAt timeline.Time `json:"kill_at,omitempty"`
 	// Flags names the Assumptions that concern this task.
 	Flags []string `json:"flags,omitempty"`
 }
