@@ -123,6 +123,7 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	withRun := func(o Options, k int, seed uint64, cpus topology.CPUSet, tasks []TaskChange) Options {
 		o = withSeed(o, seed, cpus)
 		o.Tasks = tasks
+		o.WholeRun = true
 		if runProgress != nil {
 			o.Progress = runProgress(k)
 		}

@@ -116,6 +116,12 @@ type Options struct {
 	// Tasks are nice and affinity changes of tasks by comm, applied
 	// before CPUs (applyTaskChanges).
 	Tasks []TaskChange
+	// WholeRun measures a modeled run that went on past the recording's
+	// end over all of it, every figure, as compare measures each real run
+	// over its own window; without it only completion counts the overrun
+	// and every other figure the recording's window. Predict sets it: a
+	// what-if's runs are compared as real A/B runs are.
+	WholeRun bool
 	// NoOverrun stops the modeled run at the recording's end even when
 	// tasks that exit in the recording have not.
 	NoOverrun bool
@@ -237,9 +243,14 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		mod.TakeCompletion(whole)
+		measured := "completion counts all of it, every other figure the recording's window"
+		if o.WholeRun {
+			mod, measured = whole, "every figure counts all of it, as a real run is measured over its whole length"
+		} else {
+			mod.TakeCompletion(whole)
+		}
 		w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "overrun", Detail: fmt.Sprintf(
-			"tasks that exit in the recording had not by its end: the modeled run went on %s past it; completion counts all of it, every other figure the recording's window", dur(sim.End-win.End))})
+			"tasks that exit in the recording had not by its end: the modeled run went on %s past it; %s", dur(sim.End-win.End), measured)})
 	}
 	r := &Run{Policy: res.Policy, Workload: w, Options: ro, Result: res, Recorded: rec, Modeled: mod, Window: win}
 	if r.Policy == "" {
