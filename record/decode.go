@@ -26,6 +26,7 @@ const (
 	evFree      = 8
 	evRename    = 9
 	evAttrs     = 10 // struct attrs_event
+	evSignal    = 11
 )
 
 // attrsHeader is the size of struct attrs_event before its mask words;
@@ -165,6 +166,10 @@ func decodeRecord(b []byte, cc *commCache, d *decoded) error {
 	case evRename:
 		ev.Kind = timeline.KindRename
 		ev.OComm = cc.id(opid, ocomm)
+	case evSignal:
+		ev.Kind = timeline.KindSignal
+		ev.Other, ev.OComm = timeline.TID(opid), cc.id(opid, ocomm)
+		ev.Arg, ev.Arg2 = int64(arg), int64(arg2)
 	default:
 		return fmt.Errorf("record kind %d unknown", kind)
 	}

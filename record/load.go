@@ -314,7 +314,7 @@ func hasFunc(kspec *btf.Spec, name string) bool {
 // a task's first switch-in has its waking before it more often at start.
 var programNames = []string{
 	"handle_fork", "handle_rename", "handle_waking", "handle_wakeup", "handle_wakeup_new",
-	"handle_migrate", "handle_exit", "handle_free", "handle_switch",
+	"handle_migrate", "handle_exit", "handle_free", "handle_signal", "handle_switch",
 }
 
 // detach stops the programs; records already in the buffer stay readable.

@@ -62,6 +62,7 @@ const (
 	schedProgHandleMigrate    = "handle_migrate"
 	schedProgHandleRename     = "handle_rename"
 	schedProgHandleSetCpus    = "handle_set_cpus"
+	schedProgHandleSignal     = "handle_signal"
 	schedProgHandleSwitch     = "handle_switch"
 	schedProgHandleWakeup     = "handle_wakeup"
 	schedProgHandleWakeupNew  = "handle_wakeup_new"
@@ -124,6 +125,7 @@ type schedProgramSpecs struct {
 	HandleMigrate   *ebpf.ProgramSpec `ebpf:"handle_migrate"`
 	HandleRename    *ebpf.ProgramSpec `ebpf:"handle_rename"`
 	HandleSetCpus   *ebpf.ProgramSpec `ebpf:"handle_set_cpus"`
+	HandleSignal    *ebpf.ProgramSpec `ebpf:"handle_signal"`
 	HandleSwitch    *ebpf.ProgramSpec `ebpf:"handle_switch"`
 	HandleWakeup    *ebpf.ProgramSpec `ebpf:"handle_wakeup"`
 	HandleWakeupNew *ebpf.ProgramSpec `ebpf:"handle_wakeup_new"`
@@ -216,6 +218,7 @@ type schedPrograms struct {
 	HandleMigrate   *ebpf.Program `ebpf:"handle_migrate"`
 	HandleRename    *ebpf.Program `ebpf:"handle_rename"`
 	HandleSetCpus   *ebpf.Program `ebpf:"handle_set_cpus"`
+	HandleSignal    *ebpf.Program `ebpf:"handle_signal"`
 	HandleSwitch    *ebpf.Program `ebpf:"handle_switch"`
 	HandleWakeup    *ebpf.Program `ebpf:"handle_wakeup"`
 	HandleWakeupNew *ebpf.Program `ebpf:"handle_wakeup_new"`
@@ -230,6 +233,7 @@ func (p *schedPrograms) Close() error {
 		p.HandleMigrate,
 		p.HandleRename,
 		p.HandleSetCpus,
+		p.HandleSignal,
 		p.HandleSwitch,
 		p.HandleWakeup,
 		p.HandleWakeupNew,

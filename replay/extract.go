@@ -717,6 +717,9 @@ func (x *extractor) doSignal(i int, t timeline.Time) {
 	if tl.Args2[i]&0xff != 0 {
 		return // ignored, already pending or not queued
 	}
+	if !fatalByDefault(tl.Args[i]) {
+		return
+	}
 	target := tl.TaskOf[i]
 	if !x.isTask(target) {
 		return
@@ -736,4 +739,17 @@ func (x *extractor) doSignal(i int, t timeline.Time) {
 			}
 		}
 	}
+}
+
+// fatalByDefault reports whether signal sig ends a task that has no handler
+// for it: every signal but those the kernel ignores (SIGCHLD, SIGCONT,
+// SIGURG, SIGWINCH) or stops on (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) by
+// default (SIG_KERNEL_IGNORE_MASK and SIG_KERNEL_STOP_MASK,
+// include/linux/signal.h; x86 and arm64 numbers).
+func fatalByDefault(sig int32) bool {
+	switch sig {
+	case 17, 18, 23, 28, 19, 20, 21, 22:
+		return false
+	}
+	return sig > 0
 }

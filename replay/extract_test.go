@@ -196,6 +196,9 @@ func TestExtractKilled(t *testing.T) {
 	sw(5_000_100, 1, 21, "timeout", timeline.StateInterrupt, 22, "sleeper")
 	sig(5_000_200, 1, 22, "sleeper", 21, "timeout", 0)
 	sig(5_000_300, 1, 23, "ignored", 21, "timeout", 1)
+	// SIGCHLD, ignored by default, to ignored while it runs (CPU 0 from
+	// 5.1 ms until it exits at 7.5 ms): not a kill.
+	b.Add(timeline.Event{Time: 6_500_000, CPU: 1, Kind: timeline.KindSignal, Task: 23, Comm: comm("ignored"), Other: 22, OComm: comm("sleeper"), Arg: 17, Arg2: 1 << 8, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
 	sw(5_100_000, 0, 20, "hog", timeline.StateDead, 23, "ignored")
 	sw(5_200_000, 1, 22, "sleeper", timeline.StateInterrupt, 0, "swapper/1")
 	b.Add(timeline.Event{Time: 6_000_000, CPU: 1, Kind: timeline.KindWaking, Task: 22, Comm: comm("sleeper"), Other: 0, OComm: comm("swapper/1"), Ctx: timeline.CtxHardirq, Prio: 120, OPrio: -1, Arg: 1, TGID: -1, Start: timeline.NoTime})

@@ -38,7 +38,7 @@ func newRecordCmd() *cobra.Command {
 		Short: "Record scheduler events live with eBPF into a Perfetto trace",
 		Long: `record attaches BPF programs to the scheduler tracepoints (sched_switch,
 sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
-sched_process_fork/exit/free, task_rename) and writes what they see as a
+sched_process_fork/exit/free, task_rename, signal_generate) and writes what they see as a
 Perfetto trace: ftrace event bundles per CPU, the process tree, the CPU
 topology and capacities, the kernel release, per-CPU lost counts, and each
 task's allowed CPUs, cgroup (with its cpu.weight) and autogroup at first

@@ -39,6 +39,7 @@ enum {
 	EV_FREE = 8,
 	EV_RENAME = 9,
 	EV_ATTRS = 10, /* struct attrs_event, not struct sched_event */
+	EV_SIGNAL = 11,
 };
 
 /* Execution contexts, the values of timeline.Context. */
@@ -74,8 +75,8 @@ struct sched_event {
 	__s32 opid;    /* other: prev, waker (current), parent */
 	__s32 otgid;
 	__s32 ctgid;   /* thread group of the task running on the CPU */
-	__s32 arg;     /* target_cpu, dest_cpu */
-	__s32 arg2;    /* orig_cpu */
+	__s32 arg;     /* target_cpu, dest_cpu, signal */
+	__s32 arg2;    /* orig_cpu; signal: result | group << 8 */
 	__u32 state;   /* sched_switch: prev_state as passed to the tracepoint */
 	__u32 xstate;  /* sched_switch: prev->exit_state */
 	__s16 prio;
@@ -681,6 +682,29 @@ int handle_rename(__u64 *ctx)
 	e->prio = (__s16)t->prio;
 	bpf_probe_read_kernel(e->ocomm, TASK_COMM_LEN, t->comm);
 	bpf_probe_read_kernel_str(e->comm, TASK_COMM_LEN, (const void *)ctx[1]);
+	commit(ctx, e);
+	return 0;
+}
+
+/*
+ * signal_generate(int sig, struct kernel_siginfo *info, struct task_struct
+ * *task, int group, int result): the target is the subject, the sender
+ * the task running on the CPU. A replay ends a task that a delivered
+ * signal reached while it ran or waited, and that then exited (timeout's
+ * kill).
+ */
+SEC("tp_btf/signal_generate")
+int handle_signal(__u64 *ctx)
+{
+	struct sched_event stack, *e = begin(&stack, EV_SIGNAL);
+	struct task_struct *t = (void *)ctx[2];
+
+	if (!e)
+		return 0;
+	subject(e, t);
+	e->arg = (__s32)ctx[0];
+	e->arg2 = ((__s32)ctx[4] & 0xff) | (((__s32)ctx[3] & 1) << 8);
+	other_current(e);
 	commit(ctx, e);
 	return 0;
 }
