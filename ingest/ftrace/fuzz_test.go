@@ -121,6 +121,7 @@ func FuzzFtraceText(f *testing.F) {
 	seedFuzz(f, "qemu-smt8-hackbench/trace.txt.zst", "4294967295")
 	f.Add([]byte(good1 + "CPU:0 [LOST 3 EVENTS]\n" + good2))
 	f.Add([]byte(good1 + hdr + "sched_switch: prev_comm=bash prev_pid=100 prev_pr"))
+	f.Add([]byte(good1 + "         timeout-21607   [000] d..1.     1.500000: signal_generate: sig=15 errno=0 code=0 comm=bash pid=21608 grp=1 res=0\n" + good2))
 	f.Fuzz(checkReader)
 }
 

@@ -22,7 +22,8 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		"testdata/allevents-period-misc.txt.gz", "testdata/allevents-nocomm.txt.gz",
 		"testdata/allevents-nocpu.txt.gz", "testdata/lost.txt.gz",
 	}
-	var seeds [][]byte
+	seeds := [][]byte{[]byte("         timeout 21607 [000] 42008.346211: signal:signal_generate: sig=15 errno=0 code=0 comm=bash pid=21608 grp=1 res=0\n" +
+		"            bash 21608 [000] 42008.346259: sched:sched_process_exit: comm=bash pid=21608 prio=120\n")}
 	for _, f := range files {
 		data := readGz(tb, f)
 		lines := bytes.SplitAfter(data, []byte("\n"))
