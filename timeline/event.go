@@ -97,6 +97,9 @@ var kindNames = [...]string{
 	KindSignal:      "signal_generate",
 }
 
+// Known reports whether k is one of the kinds above, not KindUnknown.
+func (k Kind) Known() bool { return k > KindUnknown && k < kindCount }
+
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

@@ -95,7 +95,7 @@ func read(t *testing.T, in []byte, lenient bool) []timeline.Event {
 			}
 			break
 		}
-		if ev.Kind == timeline.KindUnknown || ev.Kind > timeline.KindMarker || ev.CPU < 0 || ev.CPU >= MaxCPU {
+		if !ev.Kind.Known() || ev.CPU < 0 || ev.CPU >= MaxCPU {
 			t.Fatalf("bad event %+v", ev)
 		}
 		if l, ok := last[ev.CPU]; ok && ev.Time < l {

@@ -64,7 +64,7 @@ func fuzzRun(t *testing.T, data []byte, lenient bool) []timeline.Event {
 		if e.CPU < 0 || e.CPU > MaxCPU {
 			t.Fatalf("event %d: CPU %d", i, e.CPU)
 		}
-		if e.Kind == timeline.KindUnknown || e.Kind > timeline.KindMarker {
+		if !e.Kind.Known() {
 			t.Fatalf("event %d: kind %v", i, e.Kind)
 		}
 		if l, ok := last[e.CPU]; ok && e.Time < l {
