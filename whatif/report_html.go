@@ -17,7 +17,7 @@ import (
 func htmlPage(r *Report, text string) *report.HTMLPage {
 	p := r.Prediction
 	page := &report.HTMLPage{Title: "schedlens whatif: " + strings.Join(p.Changes, " "), Text: text}
-	page.Summary = append([]string{fmt.Sprintf("baseline %s (the recorded kernel's model), what-if %s, %d seeds a side", p.Baseline, p.WhatIf, len(p.Seeds))}, summary(p)...)
+	page.Summary = append([]string{fmt.Sprintf("baseline %s (the recorded kernel's model), what-if %s, %d seeds a side", p.Baseline, p.WhatIf+cpuText(p), len(p.Seeds))}, summary(p)...)
 	page.Tables = append(page.Tables, report.HTMLTable{Title: "Overall", Table: scopeTable(p, compare.Overall, "metric", false),
 		Notes: []string{"baseline, what-if: the mean over the seeds; 95%: half-width of the 95% interval of the change across seeds, in % of the baseline; " +
 			"the verdict weighs it against the baseline's own error on the figure (the text report's Fidelity table)"}})
