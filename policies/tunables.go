@@ -123,6 +123,13 @@ func (ts *Tunables) parse(tok string) error {
 	return nil
 }
 
+// Without returns ts with tunable t unset.
+func (ts Tunables) Without(t Tunable) Tunables {
+	ts.val[t] = 0
+	ts.set &^= 1 << t
+	return ts
+}
+
 // Autogroup says whether autogroups group tasks (sched_autogroup_enabled
 // not set to 0).
 func (ts Tunables) Autogroup() bool {

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/schedlens/schedlens/compare"
+	"github.com/schedlens/schedlens/policies"
+	"github.com/schedlens/schedlens/replay"
 	"github.com/schedlens/schedlens/report"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -134,6 +136,9 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	if err != nil {
 		return nil, err
 	}
+	if err := autogroupMatters(baseline, whatIf, first.Workload); err != nil {
+		return nil, err
+	}
 	p.Recorded, p.HZ = first.Recorded, first.Options.HZ
 	o.Recorded = first.Recorded
 	type job struct {
@@ -202,4 +207,23 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 func withSeed(o Options, seed uint64, cpus topology.CPUSet) Options {
 	o.Seed, o.CPUs = seed, cpus
 	return o
+}
+
+// autogroupMatters refuses a what-if whose only change of autogroups
+// finds none in the workload: it would change nothing (the recording has
+// no group table, as text traces do, or only cgroups).
+func autogroupMatters(baseline, whatIf string, w *replay.Workload) error {
+	b, errB := policies.Parse(baseline)
+	x, errX := policies.Parse(whatIf)
+	if errB != nil || errX != nil || b.Tunables.Autogroup() == x.Tunables.Autogroup() {
+		return nil
+	}
+	if slices.ContainsFunc(w.Groups, func(g replay.Group) bool { return g.Autogroup }) {
+		return nil
+	}
+	b.Tunables, x.Tunables = b.Tunables.Without(policies.TunAutogroup), x.Tunables.Without(policies.TunAutogroup)
+	if b != x {
+		return nil // other changes come with it
+	}
+	return fmt.Errorf("sched_autogroup_enabled: the recording shows no autogroup (no task groups: text traces carry none; schedlens record writes them), so the change changes nothing")
 }

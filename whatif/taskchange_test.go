@@ -63,3 +63,26 @@ func TestApplyTaskChanges(t *testing.T) {
 		t.Error("a task change in the baseline: no error")
 	}
 }
+
+// TestAutogroupMatters: sched_autogroup_enabled=0 on a workload without
+// autogroups is refused when it is the only change, not when other changes
+// come with it or the workload has autogroups.
+func TestAutogroupMatters(t *testing.T) {
+	none := &replay.Workload{Groups: []replay.Group{{ID: 1, Name: "/a.slice", Weight: 1024}}}
+	some := &replay.Workload{Groups: []replay.Group{{ID: 1, Name: "/autogroup-3", Weight: 1024, Autogroup: true}}}
+	for _, tc := range []struct {
+		whatIf string
+		w      *replay.Workload
+		refuse bool
+	}{
+		{"6.18,sched_autogroup_enabled=0", none, true},
+		{"6.18,sched_autogroup_enabled=0", some, false},
+		{"6.18,base_slice_ns=3000000,sched_autogroup_enabled=0", none, false},
+		{"6.18,NO_RUN_TO_PARITY", none, false},
+	} {
+		err := autogroupMatters("6.18", tc.whatIf, tc.w)
+		if (err != nil) != tc.refuse {
+			t.Errorf("%s on %d groups: %v, want refused %v", tc.whatIf, len(tc.w.Groups), err, tc.refuse)
+		}
+	}
+}
