@@ -218,7 +218,10 @@ func autogroupMatters(baseline, whatIf string, w *replay.Workload) error {
 	if errB != nil || errX != nil || b.Tunables.Autogroup() == x.Tunables.Autogroup() {
 		return nil
 	}
-	if slices.ContainsFunc(w.Groups, func(g replay.Group) bool { return g.Autogroup }) {
+	// The baseline's workload holds its autogroups, or, when the baseline
+	// has them off, says how many tasks it moved out of them.
+	if slices.ContainsFunc(w.Groups, func(g replay.Group) bool { return g.Autogroup }) ||
+		slices.ContainsFunc(w.Assumptions, func(a replay.Assumption) bool { return a.Name == replay.AssumeNoAutogroup && a.Tasks > 0 }) {
 		return nil
 	}
 	b.Tunables, x.Tunables = b.Tunables.Without(policies.TunAutogroup), x.Tunables.Without(policies.TunAutogroup)

@@ -70,6 +70,7 @@ func TestApplyTaskChanges(t *testing.T) {
 func TestAutogroupMatters(t *testing.T) {
 	none := &replay.Workload{Groups: []replay.Group{{ID: 1, Name: "/a.slice", Weight: 1024}}}
 	some := &replay.Workload{Groups: []replay.Group{{ID: 1, Name: "/autogroup-3", Weight: 1024, Autogroup: true}}}
+	dropped := &replay.Workload{Assumptions: []replay.Assumption{{Name: replay.AssumeNoAutogroup, Tasks: 4}}}
 	for _, tc := range []struct {
 		whatIf string
 		w      *replay.Workload
@@ -83,6 +84,17 @@ func TestAutogroupMatters(t *testing.T) {
 		err := autogroupMatters("6.18", tc.whatIf, tc.w)
 		if (err != nil) != tc.refuse {
 			t.Errorf("%s on %d groups: %v, want refused %v", tc.whatIf, len(tc.w.Groups), err, tc.refuse)
+		}
+	}
+	// A baseline without autogroups that moved tasks out of them: turning
+	// them on is a change.
+	for _, tc := range []struct {
+		w      *replay.Workload
+		refuse bool
+	}{{dropped, false}, {none, true}} {
+		err := autogroupMatters("6.18,sched_autogroup_enabled=0", "6.18", tc.w)
+		if (err != nil) != tc.refuse {
+			t.Errorf("autogroups on, from a baseline with %d assumptions: %v, want refused %v", len(tc.w.Assumptions), err, tc.refuse)
 		}
 	}
 }
