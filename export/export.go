@@ -148,7 +148,7 @@ func write(ld *ingest.Loaded, sha, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	smp := an.Latency.Samples
-	if err := writeRows(res, dir, TableWakeups, src, opts, len(smp), func(i int) WakeupRow { return wakeupRow(&smp[i]) }); err != nil {
+	if err := writeRows(res, dir, TableWakeups, src, opts, len(smp), func(i int) WakeupRow { return wakeupRow(an.Latency, &smp[i]) }); err != nil {
 		return nil, err
 	}
 	if err := writeRuns(res, dir, src, opts, tl, win); err != nil {
@@ -315,15 +315,15 @@ func cpuRow(c *metrics.CPUTimes, topo *topology.Topology) CPURow {
 	return r
 }
 
-func wakeupRow(s *metrics.Sample) WakeupRow {
+func wakeupRow(lat *metrics.Latency, s *metrics.Sample) WakeupRow {
 	ctx := ""
 	if s.Kind != metrics.SamplePreempt {
 		ctx = s.WakerCtx.String()
 	}
-	return WakeupRow{Task: int32(s.Task), Kind: s.Kind.String(), PID: int32(s.PID), Comm: s.Comm, Prio: int32(s.Prio),
+	return WakeupRow{Task: int32(s.Task), Kind: s.Kind.String(), PID: int32(s.PID), Comm: lat.Comm(s), Prio: int32(s.Prio),
 		Class: metrics.PrioClass(s.Prio), StartNs: t64(s.Start), WakeupNs: t64(s.Wakeup), SwitchInNs: t64(s.End), DurNs: s.DurNs,
 		PlacementNs: s.PlacementNs(), QueueNs: s.QueueNs(), WakingCPU: int32(s.WakeCPU), TargetCPU: int32(s.TargetCPU),
-		CPU: int32(s.CPU), WakerPID: int32(s.WakerPID), WakerComm: s.WakerComm, WakerContext: ctx, IdleCPUNs: s.IdleCPUNs,
+		CPU: int32(s.CPU), WakerPID: int32(s.WakerPID), WakerComm: lat.WakerComm(s), WakerContext: ctx, IdleCPUNs: s.IdleCPUNs,
 		Censored: s.Censored.String()}
 }
 

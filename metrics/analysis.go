@@ -486,7 +486,7 @@ func (c *collector) addSample(s *timeline.Span) {
 	st, en, f := c.clip(s.Start, s.End, s.Open())
 	comm := tl.CommAt(s.Task, s.Start)
 	smp := Sample{
-		Task: s.Task, PID: tl.Tasks[s.Task].PID, Comm: c.name(comm), commID: comm,
+		Task: s.Task, PID: tl.Tasks[s.Task].PID, CommID: comm,
 		Start: s.Start, Wakeup: timeline.NoTime, End: s.End, DurNs: int64(en - st),
 		WakeCPU: timeline.NoCPU, TargetCPU: timeline.NoCPU, CPU: s.CPU, Waker: timeline.NoTask, WakerPID: timeline.NoTID,
 		Prio: s.Prio,
@@ -520,7 +520,7 @@ func (c *collector) addSample(s *timeline.Span) {
 		smp.Waker, smp.WakerCtx = s.Waker, s.WakerCtx
 		if s.Waker != timeline.NoTask {
 			smp.WakerPID = tl.Tasks[s.Waker].PID
-			smp.WakerComm = c.name(tl.CommAt(s.Waker, s.Start))
+			smp.WakerCommID = tl.CommAt(s.Waker, s.Start)
 		}
 		if s.Enqueue != timeline.NoTime {
 			smp.Wakeup = s.Enqueue

@@ -83,9 +83,6 @@ type Sample struct {
 	// runqueue while a CPU it may run on was idle (misplaced (a)).
 	IdleCPUNs int64
 
-	Comm      string // the task's name when the wait started
-	WakerComm string
-
 	Task     timeline.TaskID
 	PID      timeline.TID
 	Waker    timeline.TaskID // task running where the waking was recorded
@@ -95,7 +92,10 @@ type Sample struct {
 	TargetCPU timeline.CPU // target_cpu of the waking/wakeup event, updated by migrations
 	CPU       timeline.CPU // CPU it was switched in on; NoCPU if censored
 
-	commID timeline.CommID
+	// CommID and WakerCommID are the task's and the waker's names when
+	// the wait started, as ids of the timeline's Strings (Latency.Comm and
+	// Latency.WakerComm give the names).
+	CommID, WakerCommID timeline.CommID
 
 	Prio     int16            // kernel prio (0..139), -1 if unknown
 	Kind     SampleKind       // what started the wait
@@ -395,10 +395,25 @@ type Latency struct {
 	WakeupsOfQueued  int64
 	HasWaking        bool // the trace has sched_waking
 	HasWakeup        bool // the trace has sched_wakeup
+
+	// Strings names the samples' comm ids (the timeline's).
+	Strings *timeline.Strings
+}
+
+// Comm returns the name sample s's task had when its wait started.
+func (l *Latency) Comm(s *Sample) string { return l.Strings.Get(s.CommID) }
+
+// WakerComm returns the name of sample s's waker when the wait started, ""
+// without a waker.
+func (l *Latency) WakerComm(s *Sample) string {
+	if s.Waker == timeline.NoTask {
+		return ""
+	}
+	return l.Strings.Get(s.WakerCommID)
 }
 
 func (c *collector) latency() *Latency {
-	l := &Latency{Samples: c.samples, HasWaking: c.tl.HasWaking, HasWakeup: c.tl.HasWakeup}
+	l := &Latency{Samples: c.samples, HasWaking: c.tl.HasWaking, HasWakeup: c.tl.HasWakeup, Strings: c.tl.Strings}
 	for id, m := range c.match {
 		if m && id < len(c.walk.WakeupsOfRunningBy) {
 			l.WakeupsOfRunning += int64(c.walk.WakeupsOfRunningBy[id])
@@ -409,6 +424,7 @@ func (c *collector) latency() *Latency {
 	g := [2]*grouper{newGrouper(ntask, ncomm, ncpu, false), newGrouper(ntask, ncomm, ncpu, true)}
 	for _, x := range g {
 		x.taskName = c.tl.TaskName
+		x.name = c.name
 	}
 	// One pass sizes every group of both kinds, a second deals the
 	// complete samples' durations out in sample order; percentiles then
@@ -459,6 +475,7 @@ type grouper struct {
 	// taskName names a task by its latest comm (a task that exec'd has
 	// samples under several).
 	taskName func(timeline.TaskID) string
+	name     func(timeline.CommID) string // a comm id's name
 
 	st                LatencyStats
 	ctx               [timeline.CtxNMI + 1]int64
@@ -486,7 +503,7 @@ func (g *grouper) count(s *Sample) {
 	}
 	ta := g.tasks[s.Task]
 	if ta == nil {
-		name := s.Comm
+		name := g.name(s.CommID)
 		if g.taskName != nil {
 			name = g.taskName(s.Task)
 		}
@@ -511,10 +528,11 @@ func (g *grouper) count(s *Sample) {
 	}
 	g.n++
 	ta.n++
-	ca := g.comms[s.commID]
+	ca := g.comms[s.CommID]
 	if ca == nil {
-		ca = &groupAcc{g: GroupDist{Key: s.Comm, Task: timeline.NoTask, Comm: s.Comm, CPU: timeline.NoCPU}}
-		g.comms[s.commID] = ca
+		name := g.name(s.CommID)
+		ca = &groupAcc{g: GroupDist{Key: name, Task: timeline.NoTask, Comm: name, CPU: timeline.NoCPU}}
+		g.comms[s.CommID] = ca
 		g.lComms = append(g.lComms, ca)
 	}
 	ca.n++
@@ -567,7 +585,7 @@ func (g *grouper) fill(s *Sample) {
 	g.all = append(g.all, d)
 	ta := g.tasks[s.Task]
 	ta.durs = append(ta.durs, d)
-	ca := g.comms[s.commID]
+	ca := g.comms[s.CommID]
 	ca.durs = append(ca.durs, d)
 	pa := g.classes[prioSlot(s.Prio)]
 	pa.durs = append(pa.durs, d)

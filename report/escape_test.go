@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // hostile are comms a traced program can give itself (prctl PR_SET_NAME
@@ -74,9 +75,13 @@ func TestReportMarkdownEscapes(t *testing.T) {
 // formula gets an apostrophe; numbers (-1 for an absent time) stay as
 // they are.
 func TestSamplesCSVNeutralizesFormulas(t *testing.T) {
-	s := []metrics.Sample{{Comm: "=HYPERLINK(\"http://x\")", WakerComm: "@SUM(A1)"}, {Comm: "+1", WakerComm: "-2"}, {Comm: "ok", WakerComm: "a=b"}}
+	strs := timeline.NewStrings()
+	named := func(comm, waker string) metrics.Sample {
+		return metrics.Sample{CommID: strs.IDString(comm), Waker: 1, WakerCommID: strs.IDString(waker)}
+	}
+	lat := &metrics.Latency{Strings: strs, Samples: []metrics.Sample{named("=HYPERLINK(\"http://x\")", "@SUM(A1)"), named("+1", "-2"), named("ok", "a=b")}}
 	var b bytes.Buffer
-	if err := WriteSamples(&b, s, "csv"); err != nil {
+	if err := WriteSamples(&b, lat, "csv"); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()

@@ -80,7 +80,8 @@ func LatencyCDFs(a *metrics.Analysis, comms int) (byClass, byComm []CDFSeries) {
 		all = append(all, s.DurNs)
 		k := metrics.PrioClass(s.Prio)
 		class[k] = append(class[k], s.DurNs)
-		comm[s.Comm] = append(comm[s.Comm], s.DurNs)
+		name := a.Latency.Comm(s)
+		comm[name] = append(comm[name], s.DurNs)
 	}
 	slices.Sort(all)
 	byClass = []CDFSeries{{Name: "all wakeups", Samples: all}}

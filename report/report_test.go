@@ -176,10 +176,10 @@ func TestSamples(t *testing.T) {
 	in := buildInput(t, goldenCases[2].trace, "")
 	samples := in.Analysis.Latency.Samples
 	var csvBuf, jsonBuf bytes.Buffer
-	if err := WriteSamples(&csvBuf, samples, "csv"); err != nil {
+	if err := WriteSamples(&csvBuf, in.Analysis.Latency, "csv"); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSamples(&jsonBuf, samples, "jsonl"); err != nil {
+	if err := WriteSamples(&jsonBuf, in.Analysis.Latency, "jsonl"); err != nil {
 		t.Fatal(err)
 	}
 	rows := strings.Split(strings.TrimRight(csvBuf.String(), "\n"), "\n")
@@ -202,7 +202,7 @@ func TestSamples(t *testing.T) {
 			t.Errorf("JSON line has no %q", k)
 		}
 	}
-	if err := WriteSamples(&jsonBuf, samples, "xml"); err == nil {
+	if err := WriteSamples(&jsonBuf, in.Analysis.Latency, "xml"); err == nil {
 		t.Error("format xml: no error")
 	}
 }

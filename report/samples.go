@@ -22,7 +22,8 @@ var SampleColumns = []string{
 
 // WriteSamples writes every sample, as CSV with a header row ("csv") or
 // as one JSON object per line ("jsonl").
-func WriteSamples(w io.Writer, samples []metrics.Sample, format string) error {
+func WriteSamples(w io.Writer, lat *metrics.Latency, format string) error {
+	samples := lat.Samples
 	bw := bufio.NewWriterSize(w, 64<<10)
 	switch format {
 	case "csv":
@@ -31,7 +32,7 @@ func WriteSamples(w io.Writer, samples []metrics.Sample, format string) error {
 			return err
 		}
 		for i := range samples {
-			if err := cw.Write(sampleRow(&samples[i])); err != nil {
+			if err := cw.Write(sampleRow(lat, &samples[i])); err != nil {
 				return err
 			}
 		}
@@ -42,7 +43,7 @@ func WriteSamples(w io.Writer, samples []metrics.Sample, format string) error {
 	case "jsonl":
 		enc := json.NewEncoder(bw)
 		for i := range samples {
-			if err := enc.Encode(sampleJSON(&samples[i])); err != nil {
+			if err := enc.Encode(sampleJSON(lat, &samples[i])); err != nil {
 				return err
 			}
 		}
@@ -59,11 +60,11 @@ func t64(t timeline.Time) int64 {
 	return int64(t)
 }
 
-func sampleRow(s *metrics.Sample) []string {
+func sampleRow(lat *metrics.Latency, s *metrics.Sample) []string {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return []string{
-		s.Kind.String(), i(int64(s.PID)), CSVCell(s.Comm), i(int64(s.Prio)), i(t64(s.Start)), i(t64(s.Wakeup)), i(t64(s.End)), i(s.DurNs),
-		i(s.PlacementNs()), i(s.QueueNs()), i(int64(s.WakeCPU)), i(int64(s.TargetCPU)), i(int64(s.CPU)), i(int64(s.WakerPID)), CSVCell(s.WakerComm),
+		s.Kind.String(), i(int64(s.PID)), CSVCell(lat.Comm(s)), i(int64(s.Prio)), i(t64(s.Start)), i(t64(s.Wakeup)), i(t64(s.End)), i(s.DurNs),
+		i(s.PlacementNs()), i(s.QueueNs()), i(int64(s.WakeCPU)), i(int64(s.TargetCPU)), i(int64(s.CPU)), i(int64(s.WakerPID)), CSVCell(lat.WakerComm(s)),
 		ctxName(s), i(s.IdleCPUNs), s.Censored.String(), s.Exactness().String(),
 	}
 }
@@ -98,7 +99,7 @@ type sampleLine struct {
 	Exactness   string       `json:"exactness"`
 }
 
-func sampleJSON(s *metrics.Sample) sampleLine {
-	return sampleLine{s.Kind.String(), s.PID, s.Comm, s.Prio, t64(s.Start), t64(s.Wakeup), t64(s.End), s.DurNs, s.PlacementNs(), s.QueueNs(),
-		s.WakeCPU, s.TargetCPU, s.CPU, s.WakerPID, s.WakerComm, ctxName(s), s.IdleCPUNs, s.Censored.String(), s.Exactness().String()}
+func sampleJSON(lat *metrics.Latency, s *metrics.Sample) sampleLine {
+	return sampleLine{s.Kind.String(), s.PID, lat.Comm(s), s.Prio, t64(s.Start), t64(s.Wakeup), t64(s.End), s.DurNs, s.PlacementNs(), s.QueueNs(),
+		s.WakeCPU, s.TargetCPU, s.CPU, s.WakerPID, lat.WakerComm(s), ctxName(s), s.IdleCPUNs, s.Censored.String(), s.Exactness().String()}
 }

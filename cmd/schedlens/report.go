@@ -148,7 +148,7 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		}
 	}
 	if f.samples != "" {
-		if err := writeSamplesFile(f.samples, ld.Path, sampleFormat, a.Latency.Samples); err != nil {
+		if err := writeSamplesFile(f.samples, ld.Path, sampleFormat, a.Latency); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "%d samples written to %s\n", len(a.Latency.Samples), f.samples)
@@ -156,13 +156,13 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	return &analysis{in: in, tl: tl, win: win}, nil
 }
 
-func writeSamplesFile(name, input, format string, samples []metrics.Sample) error {
+func writeSamplesFile(name, input, format string, lat *metrics.Latency) error {
 	fh, err := outfile.Create(name, outfile.Options{Inputs: []string{input}, RemoveOnSignal: true})
 	if err != nil {
 		return fmt.Errorf("--samples: %w", err)
 	}
 	defer fh.Abort()
-	if err := report.WriteSamples(fh, samples, format); err != nil {
+	if err := report.WriteSamples(fh, lat, format); err != nil {
 		return fmt.Errorf("--samples %s: %w", name, err)
 	}
 	if err := fh.Commit(); err != nil {
