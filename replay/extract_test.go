@@ -106,33 +106,41 @@ task b cpus 0 on 0
 // TestExtractCauses checks the attribution of wakeups in a hand-built
 // timeline: a task wake in task context, a hardirq wake, a wake from an
 // idle CPU, and a task first seen running.
-func TestExtractCauses(t *testing.T) {
+// tlBuild writes small hand-made timelines of 2 CPUs for the extraction
+// tests: switches, wakings and signals, each CPU's events in time order.
+type tlBuild struct {
+	strs *timeline.Strings
+	b    *timeline.Builder
+}
+
+func newTLBuild() *tlBuild {
 	strs := timeline.NewStrings()
-	b := timeline.NewBuilder(strs, 2)
-	comm := func(s string) timeline.CommID { return strs.IDString(s) }
-	sw := func(ts timeline.Time, cpu timeline.CPU, prev timeline.TID, pc string, st timeline.State, next timeline.TID, nc string) {
-		b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSwitch, Other: prev, OComm: comm(pc), State: st, Task: next, Comm: comm(nc), Prio: 120, OPrio: 120, TGID: -1, Start: timeline.NoTime})
-	}
-	wake := func(ts timeline.Time, cpu timeline.CPU, task timeline.TID, tc string, waker timeline.TID, wc string, ctx timeline.Context) {
-		b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindWaking, Task: task, Comm: comm(tc), Other: waker, OComm: comm(wc), Ctx: ctx, Prio: 120, OPrio: -1, Arg: int64(cpu), TGID: -1, Start: timeline.NoTime})
-	}
-	// CPU 0: a runs from the start, sleeps at 1 ms; b (woken by a at
-	// 0.5 ms, task context) runs 1-2 ms on CPU 0 and sleeps; c sleeps at
-	// the start and is woken on idle CPU 1 at 3 ms; a is woken by a
-	// hardirq at 4 ms.
+	tb := &tlBuild{strs: strs, b: timeline.NewBuilder(strs, 2)}
 	for cpu := timeline.CPU(0); cpu < 2; cpu++ {
-		b.Add(timeline.Event{Time: 0, CPU: cpu, Kind: timeline.KindBufferStart, Task: timeline.NoTID, Other: timeline.NoTID, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
+		tb.b.Add(timeline.Event{Time: 0, CPU: cpu, Kind: timeline.KindBufferStart, Task: timeline.NoTID, Other: timeline.NoTID, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
 	}
-	wake(500_000, 0, 11, "b", 10, "a", timeline.CtxTask)
-	sw(1_000_000, 0, 10, "a", timeline.StateInterrupt, 11, "b")
-	sw(2_000_000, 0, 11, "b", timeline.StateInterrupt, 0, "swapper/0")
-	wake(3_000_000, 1, 12, "c", 0, "swapper/1", timeline.CtxTask)
-	sw(3_000_000, 1, 0, "swapper/1", timeline.StateRunnable, 12, "c")
-	sw(3_500_000, 1, 12, "c", timeline.StateInterrupt, 0, "swapper/1")
-	wake(4_000_000, 0, 10, "a", 0, "swapper/0", timeline.CtxHardirq)
-	sw(4_000_000, 0, 0, "swapper/0", timeline.StateRunnable, 10, "a")
-	sw(4_200_000, 0, 10, "a", timeline.StateInterrupt, 0, "swapper/0")
-	tl, err := b.Finish()
+	return tb
+}
+
+func (tb *tlBuild) comm(s string) timeline.CommID { return tb.strs.IDString(s) }
+
+func (tb *tlBuild) sw(ts timeline.Time, cpu timeline.CPU, prev timeline.TID, pc string, st timeline.State, next timeline.TID, nc string) {
+	tb.b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSwitch, Other: prev, OComm: tb.comm(pc), State: st, Task: next, Comm: tb.comm(nc), Prio: 120, OPrio: 120, TGID: -1, Start: timeline.NoTime})
+}
+
+func (tb *tlBuild) wake(ts timeline.Time, cpu timeline.CPU, task timeline.TID, tc string, waker timeline.TID, wc string, ctx timeline.Context) {
+	tb.b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindWaking, Task: task, Comm: tb.comm(tc), Other: waker, OComm: tb.comm(wc), Ctx: ctx, Prio: 120, OPrio: -1, Arg: int64(cpu), TGID: -1, Start: timeline.NoTime})
+}
+
+// sig is a group signal_generate of signal sig with result res.
+func (tb *tlBuild) sig(ts timeline.Time, cpu timeline.CPU, target timeline.TID, tc string, sender timeline.TID, sc string, sig, res int64) {
+	tb.b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSignal, Task: target, Comm: tb.comm(tc), Other: sender, OComm: tb.comm(sc), Arg: sig, Arg2: res | 1<<8, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
+}
+
+// extract finishes the timeline and extracts its workload.
+func (tb *tlBuild) extract(t *testing.T) *Workload {
+	t.Helper()
+	tl, err := tb.b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +148,25 @@ func TestExtractCauses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+func TestExtractCauses(t *testing.T) {
+	tb := newTLBuild()
+	// CPU 0: a runs from the start, sleeps at 1 ms; b (woken by a at
+	// 0.5 ms, task context) runs 1-2 ms on CPU 0 and sleeps; c sleeps at
+	// the start and is woken on idle CPU 1 at 3 ms; a is woken by a
+	// hardirq at 4 ms.
+	tb.wake(500_000, 0, 11, "b", 10, "a", timeline.CtxTask)
+	tb.sw(1_000_000, 0, 10, "a", timeline.StateInterrupt, 11, "b")
+	tb.sw(2_000_000, 0, 11, "b", timeline.StateInterrupt, 0, "swapper/0")
+	tb.wake(3_000_000, 1, 12, "c", 0, "swapper/1", timeline.CtxTask)
+	tb.sw(3_000_000, 1, 0, "swapper/1", timeline.StateRunnable, 12, "c")
+	tb.sw(3_500_000, 1, 12, "c", timeline.StateInterrupt, 0, "swapper/1")
+	tb.wake(4_000_000, 0, 10, "a", 0, "swapper/0", timeline.CtxHardirq)
+	tb.sw(4_000_000, 0, 0, "swapper/0", timeline.StateRunnable, 10, "a")
+	tb.sw(4_200_000, 0, 10, "a", timeline.StateInterrupt, 0, "swapper/0")
+	w := tb.extract(t)
 	find := func(name string) *Task {
 		for i := range w.Tasks {
 			if w.Tasks[i].Comm == name {
@@ -174,45 +201,26 @@ func TestExtractCauses(t *testing.T) {
 // and that exits without blocking, gets KillAt; one that blocks between the
 // signal and its exit, or whose signal was not delivered, does not.
 func TestExtractKilled(t *testing.T) {
-	strs := timeline.NewStrings()
-	b := timeline.NewBuilder(strs, 2)
-	comm := func(s string) timeline.CommID { return strs.IDString(s) }
-	sw := func(ts timeline.Time, cpu timeline.CPU, prev timeline.TID, pc string, st timeline.State, next timeline.TID, nc string) {
-		b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSwitch, Other: prev, OComm: comm(pc), State: st, Task: next, Comm: comm(nc), Prio: 120, OPrio: 120, TGID: -1, Start: timeline.NoTime})
-	}
-	sig := func(ts timeline.Time, cpu timeline.CPU, target timeline.TID, tc string, sender timeline.TID, sc string, res int64) {
-		b.Add(timeline.Event{Time: ts, CPU: cpu, Kind: timeline.KindSignal, Task: target, Comm: comm(tc), Other: sender, OComm: comm(sc), Arg: 15, Arg2: res | 1<<8, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
-	}
-	for cpu := timeline.CPU(0); cpu < 2; cpu++ {
-		b.Add(timeline.Event{Time: 0, CPU: cpu, Kind: timeline.KindBufferStart, Task: timeline.NoTID, Other: timeline.NoTID, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
-	}
+	tb := newTLBuild()
 	// CPU 0: hog runs from 0, killed by timeout (running on CPU 1) at
-	// 5 ms, exits at 5.1 ms. CPU 1: sleeper runs, is signalled at 5 ms,
-	// blocks at 5.2 ms, runs again and exits at 7 ms. ignored is
-	// signalled with res=1 and exits.
-	sw(100_000, 0, 0, "swapper/0", timeline.StateRunnable, 20, "hog")
-	sw(100_000, 1, 0, "swapper/1", timeline.StateRunnable, 21, "timeout")
-	sig(5_000_000, 1, 20, "hog", 21, "timeout", 0)
-	sw(5_000_100, 1, 21, "timeout", timeline.StateInterrupt, 22, "sleeper")
-	sig(5_000_200, 1, 22, "sleeper", 21, "timeout", 0)
-	sig(5_000_300, 1, 23, "ignored", 21, "timeout", 1)
-	// SIGCHLD, ignored by default, to ignored while it runs (CPU 0 from
-	// 5.1 ms until it exits at 7.5 ms): not a kill.
-	b.Add(timeline.Event{Time: 6_500_000, CPU: 1, Kind: timeline.KindSignal, Task: 23, Comm: comm("ignored"), Other: 22, OComm: comm("sleeper"), Arg: 17, Arg2: 1 << 8, Prio: -1, OPrio: -1, TGID: -1, Start: timeline.NoTime})
-	sw(5_100_000, 0, 20, "hog", timeline.StateDead, 23, "ignored")
-	sw(5_200_000, 1, 22, "sleeper", timeline.StateInterrupt, 0, "swapper/1")
-	b.Add(timeline.Event{Time: 6_000_000, CPU: 1, Kind: timeline.KindWaking, Task: 22, Comm: comm("sleeper"), Other: 0, OComm: comm("swapper/1"), Ctx: timeline.CtxHardirq, Prio: 120, OPrio: -1, Arg: 1, TGID: -1, Start: timeline.NoTime})
-	sw(6_000_000, 1, 0, "swapper/1", timeline.StateRunnable, 22, "sleeper")
-	sw(7_000_000, 1, 22, "sleeper", timeline.StateDead, 0, "swapper/1")
-	sw(7_500_000, 0, 23, "ignored", timeline.StateDead, 0, "swapper/0")
-	tl, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := Extract(tl, topology.Symmetric(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// 5 ms, exits at 5.1 ms; then ignored runs until it exits at 7.5 ms,
+	// signalled at 6.5 ms with SIGCHLD, which ends no task. CPU 1: sleeper
+	// runs, is signalled at 5 ms, blocks at 5.2 ms, runs again and exits
+	// at 7 ms. ignored is also signalled (while not running) with res=1.
+	tb.sw(100_000, 0, 0, "swapper/0", timeline.StateRunnable, 20, "hog")
+	tb.sw(100_000, 1, 0, "swapper/1", timeline.StateRunnable, 21, "timeout")
+	tb.sig(5_000_000, 1, 20, "hog", 21, "timeout", 15, 0)
+	tb.sw(5_000_100, 1, 21, "timeout", timeline.StateInterrupt, 22, "sleeper")
+	tb.sig(5_000_200, 1, 22, "sleeper", 21, "timeout", 15, 0)
+	tb.sig(5_000_300, 1, 23, "ignored", 21, "timeout", 15, 1)
+	tb.sw(5_100_000, 0, 20, "hog", timeline.StateDead, 23, "ignored")
+	tb.sw(5_200_000, 1, 22, "sleeper", timeline.StateInterrupt, 0, "swapper/1")
+	tb.wake(6_000_000, 1, 22, "sleeper", 0, "swapper/1", timeline.CtxHardirq)
+	tb.sw(6_000_000, 1, 0, "swapper/1", timeline.StateRunnable, 22, "sleeper")
+	tb.sig(6_500_000, 1, 23, "ignored", 22, "sleeper", 17, 0)
+	tb.sw(7_000_000, 1, 22, "sleeper", timeline.StateDead, 0, "swapper/1")
+	tb.sw(7_500_000, 0, 23, "ignored", timeline.StateDead, 0, "swapper/0")
+	w := tb.extract(t)
 	want := map[string]timeline.Time{"hog": 5_000_000, "sleeper": 0, "ignored": 0, "timeout": 0}
 	for _, tk := range w.Tasks {
 		if k, ok := want[tk.Comm]; ok && tk.KillAt != k {
