@@ -351,9 +351,15 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 	} else {
 		b.Grow(int(limit))
 	}
+	next := s.Next
+	if prefetchFormats[meta.Format] {
+		pf := newPrefetch(s)
+		defer pf.stop()
+		next = pf.Next
+	}
 	var ev timeline.Event
 	for {
-		err := s.Next(&ev)
+		err := next(&ev)
 		if err == io.EOF {
 			break
 		}
