@@ -692,7 +692,7 @@ func (sw *sweeper) openWindow(cpu int, t timeline.Time) {
 	}
 	sw.rep[cpu] = best
 	sw.windows = append(sw.windows, IdleWindow{period: per,
-		CPU: timeline.CPU(cpu), Start: t, DurNs: -1, Task: ws.task, PID: smp.PID, Comm: c.name(smp.CommID),
+		CPU: timeline.CPU(cpu), Start: t, DurNs: -1, Task: ws.task, PID: smp.PID, Comm: c.tl.Strings.Get(smp.CommID),
 		WaitCPU: timeline.CPU(ws.q), Relation: bestRel, Capacity: c.caps[cpu], WaitCapacity: c.caps[ws.q],
 		Waiting: n, Affinity: c.affSrc[ws.task], QueueInferred: ws.inferred,
 		Censored: t <= c.win.Start,

@@ -424,7 +424,9 @@ func (c *collector) latency() *Latency {
 	g := [2]*grouper{newGrouper(ntask, ncomm, ncpu, false), newGrouper(ntask, ncomm, ncpu, true)}
 	for _, x := range g {
 		x.taskName = c.tl.TaskName
-		x.name = c.name
+		// Strings is safe to read from several goroutines (the idle
+		// sweep runs beside this); the collector's name cache is not.
+		x.name = c.tl.Strings.Get
 	}
 	// One pass sizes every group of both kinds, a second deals the
 	// complete samples' durations out in sample order; percentiles then

@@ -249,7 +249,7 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 				}
 			}
 			if best != nil {
-				w.Task, w.PID, w.Comm = best.Task, best.PID, c.name(best.CommID)
+				w.Task, w.PID, w.Comm = best.Task, best.PID, c.tl.Strings.Get(best.CommID)
 			}
 			if sib == nil {
 				sib = c.newSiblingView(idleOn)
