@@ -192,13 +192,12 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	p.AB = compare.CompareRuns(sides[0], sides[1], "baseline", "what-if")
 	p.Cells = judgeAll(p.AB, p.Recorded)
 	p.Notes = append(p.Notes, first.Notes...)
-	if cpus != nil || tasks != nil {
-		// What the what-if's own workload assumes beyond the baseline's
-		// (the CPUs it moved, the tasks it changed, its own overrun).
-		for _, n := range runs[1][0].Notes {
-			if !slices.Contains(first.Notes, n) {
-				p.Notes = append(p.Notes, "what-if run: "+n)
-			}
+	// What the what-if's own workload assumes beyond the baseline's (the
+	// CPUs it moved, the tasks it changed, the autogroups it dropped, its
+	// own overrun): the first seed's, as the baseline's notes are.
+	for _, n := range runs[1][0].Notes {
+		if !slices.Contains(first.Notes, n) {
+			p.Notes = append(p.Notes, "what-if run: "+n)
 		}
 	}
 	return p, nil
