@@ -25,7 +25,7 @@ func (r *countReader) Next(ev *timeline.Event) error {
 	r.i++
 	return nil
 }
-func (r *countReader) Meta() *parse.Meta         { return parse.NewMeta("test") }
+func (r *countReader) Meta() *parse.Meta          { return parse.NewMeta("test") }
 func (r *countReader) Strings() *timeline.Strings { return timeline.NewStrings() }
 
 // TestPrefetch: the events in order across batch boundaries, then the

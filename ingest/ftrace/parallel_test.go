@@ -2,7 +2,6 @@ package ftrace
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/schedlens/schedlens/internal/readertest"
 
 	"github.com/schedlens/schedlens/ingest/parse"
-	"github.com/schedlens/schedlens/timeline"
 )
 
 // readWith reads in with the given worker count, block size in lines (0:
@@ -100,21 +98,5 @@ func TestParallelClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev timeline.Event
-	for range 100 {
-		if err := r.Next(&ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.Close()
-	for {
-		err := r.Next(&ev)
-		if err == nil {
-			continue // events already parsed and queued
-		}
-		if !errors.Is(err, parse.ErrClosed) {
-			t.Fatalf("after Close: %v, want %v", err, parse.ErrClosed)
-		}
-		break
-	}
+	readertest.CheckClose(t, r)
 }

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -179,31 +178,7 @@ func TestParallelClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev timeline.Event
-	for range 100 {
-		if err := r.Next(&ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.Close()
-	n := 0
-	for {
-		err := r.Next(&ev)
-		if err == nil {
-			n++ // lines already parsed and handed over
-			continue
-		}
-		if !errors.Is(err, parse.ErrClosed) {
-			t.Fatalf("after Close: %v, want %v", err, parse.ErrClosed)
-		}
-		if err2 := r.Next(&ev); err2 != err {
-			t.Fatalf("after %v, Next returned %v", err, err2)
-		}
-		break
-	}
-	if n >= parse.BlockLines {
-		t.Errorf("%d events after Close, want fewer than a block's %d lines", n, parse.BlockLines)
-	}
+	readertest.CheckClose(t, r)
 }
 
 // TestParallelAllocs: parsing in parallel allocates the goroutines and the

@@ -108,3 +108,41 @@ func Check(tb testing.TB, name string, configs []Config, read func(c Config, len
 		}
 	}
 }
+
+// Closer is a reader that parses on goroutines it stops on Close.
+type Closer interface {
+	parse.Reader
+	Close() error
+}
+
+// CheckClose reads 100 events of r, closes it, and wants Next to stop
+// instead of blocking: at most the events already parsed and queued (fewer
+// than a block's lines), then parse.ErrClosed, again on the next call.
+func CheckClose(tb testing.TB, r Closer) {
+	tb.Helper()
+	var ev timeline.Event
+	for range 100 {
+		if err := r.Next(&ev); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	r.Close()
+	n := 0
+	for {
+		err := r.Next(&ev)
+		if err == nil {
+			n++ // parsed and handed over before Close
+			continue
+		}
+		if !errors.Is(err, parse.ErrClosed) {
+			tb.Fatalf("after Close: %v, want %v", err, parse.ErrClosed)
+		}
+		if err2 := r.Next(&ev); err2 != err {
+			tb.Fatalf("after %v, Next returned %v", err, err2)
+		}
+		break
+	}
+	if n >= parse.BlockLines {
+		tb.Errorf("%d events after Close, want fewer than a block's %d lines", n, parse.BlockLines)
+	}
+}
