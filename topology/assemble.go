@@ -125,6 +125,7 @@ func assemble(raws []rawCPU) (*Topology, error) {
 			key := "offline" + strconv.Itoa(i)
 			c.Core, c.Cluster, c.CLS = cores.id(key), llcs.id(key), clusters.id(key)
 			c.Package, c.Node, c.Capacity = max(r.pkg, 0), max(r.node, 0), CapacityScale
+			c.Offline = true
 			note(fmt.Sprintf("cpu %d was offline: its core, cache and capacity are unknown; shown alone with capacity 1024", i))
 			continue
 		}

@@ -259,6 +259,36 @@ func TestReadTextOrderAndOffline(t *testing.T) {
 	if !slices.ContainsFunc(topo.Notes, func(s string) bool { return strings.Contains(s, "cpu 5 was offline") }) {
 		t.Errorf("Notes = %q, want the offline CPU noted", topo.Notes)
 	}
+	for c := range topo.NCPU() {
+		if got := topo.CPUs[c].Offline; got != (c == 5) {
+			t.Errorf("cpu %d Offline = %v, want %v", c, got, c == 5)
+		}
+	}
+	// The flag survives the JSON a trace embeds.
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, topo); err != nil {
+		t.Fatal(err)
+	}
+	js := buf.String()
+	back, err := ReadJSON(&buf, "topology.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.CPUs[5].Offline || back.CPUs[4].Offline {
+		t.Errorf("after JSON: cpu 5 Offline %v, cpu 4 %v; want true, false", back.CPUs[5].Offline, back.CPUs[4].Offline)
+	}
+	// A topology written before the flag existed says it in a note only.
+	old := strings.ReplaceAll(js, `,"offline":true`, "")
+	if old == js || strings.Contains(old, `"offline"`) {
+		t.Fatalf("could not strip the flag from %s", js)
+	}
+	back, err = ReadJSON(strings.NewReader(old), "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.CPUs[5].Offline || back.CPUs[4].Offline {
+		t.Errorf("old-style JSON: cpu 5 Offline %v, cpu 4 %v; want true (from the note), false", back.CPUs[5].Offline, back.CPUs[4].Offline)
+	}
 }
 
 func TestReadTextErrors(t *testing.T) {
@@ -446,6 +476,9 @@ func TestCaptureOfflineAndFallbacks(t *testing.T) {
 	}
 	if got := topo.Relation(0, 2); got != CrossLLC {
 		t.Errorf("Relation(0, offline 2) = %v, want cross_llc", got)
+	}
+	if !topo.CPUs[2].Offline || topo.CPUs[1].Offline {
+		t.Errorf("Offline: cpu 2 %v, cpu 1 %v; want true, false", topo.CPUs[2].Offline, topo.CPUs[1].Offline)
 	}
 	for _, want := range []string{"cpu 2 was offline", "LLC is taken to be the package", "no cpu_capacity", "no NUMA information"} {
 		if !slices.ContainsFunc(topo.Notes, func(s string) bool { return strings.Contains(s, want) }) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -139,7 +140,27 @@ func ReadJSON(r io.Reader, name string) (*Topology, error) {
 	if err := t.Validate(); err != nil {
 		return nil, &ParseError{File: name, Msg: err.Error(), Err: err}
 	}
+	markOfflineFromNotes(&t)
 	return &t, nil
+}
+
+// markOfflineFromNotes sets CPU.Offline for the CPUs a capture's notes call
+// offline ("cpu N was offline: ...", assemble's note), in a topology written
+// before the flag existed (recordings of schedlens 2026-12-03 and older).
+func markOfflineFromNotes(t *Topology) {
+	for _, n := range t.Notes {
+		rest, ok := strings.CutPrefix(n, "cpu ")
+		if !ok {
+			continue
+		}
+		id, rest, ok := strings.Cut(rest, " ")
+		if !ok || !strings.HasPrefix(rest, "was offline:") {
+			continue
+		}
+		if c, err := strconv.Atoi(id); err == nil && c >= 0 && c < len(t.CPUs) {
+			t.CPUs[c].Offline = true
+		}
+	}
 }
 
 // lineAt returns the 1-based line of byte offset off in data.

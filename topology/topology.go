@@ -68,6 +68,12 @@ type CPU struct {
 	// Prio is the asym-packing (Intel ITMT) priority of the CPU: the
 	// scheduler packs tasks onto the CPUs of highest priority. 0 = none.
 	Prio int `json:"prio,omitempty"`
+	// Offline marks a CPU that was offline when the topology was read
+	// (sysfs lists it without a topology directory; topology.txt gives it
+	// empty fields): its core, cache and capacity are unknown, and a
+	// trace recorded then has nothing on it. A replay models only the
+	// CPUs a trace can show (whatif.presentCPUs).
+	Offline bool `json:"offline,omitempty"`
 }
 
 // Symmetric returns n identical CPUs, one core each, one LLC, one package.

@@ -144,23 +144,41 @@ func renumberCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 	return nt, kept, moved, nil
 }
 
-// presentCPUs returns the CPUs a recording shows when its topology was
-// assumed rather than read (Source "default": identical CPUs numbered up to
-// the highest CPU the trace names): the CPUs with events and those the
-// workload names (where a task starts or a wakeup is raised, an allowed set
-// short of every CPU, a gap). ok is false when that is every CPU of topo,
-// and for a topology that was read, whose CPUs exist whether or not the
-// trace shows them.
+// presentCPUs returns the CPUs a recording can show, when that is fewer
+// than its topology lists:
+//
+//   - when the topology was assumed rather than read (Source "default":
+//     identical CPUs numbered up to the highest CPU the trace names), the
+//     CPUs with events and those the workload names (where a task starts
+//     or a wakeup is raised, an allowed set short of every CPU, a gap);
+//   - when it was read, every CPU but those it marks offline (CPU.Offline:
+//     offline when it was captured, as `schedlens record` and the capture
+//     scripts read it with the trace) that show no event, start no task,
+//     raise no wakeup and hold no gap. Allowed sets do not count here: a
+//     task's mask keeps the CPUs that went offline. A CPU of a read
+//     topology that shows nothing is otherwise kept: it existed and was
+//     idle.
+//
+// ok is false when that is every CPU of topo.
 //
 // A trace that names CPUs 0 and 4095 and no other is a two-CPU recording:
 // modeling the 4094 CPUs it never shows would cost the model's per-CPU work
-// (load balancing visits every CPU) for CPUs of which nothing is known.
+// (load balancing visits every CPU) for CPUs of which nothing is known. A
+// recording made with CPU 1 of 2 offline is a one-CPU recording: modeling
+// CPU 1 would give the workload a CPU it never had.
 func presentCPUs(tl *timeline.Timeline, w *replay.Workload, topo *topology.Topology) (topology.CPUSet, bool) {
-	if topo.Source != "default" {
-		return nil, false
-	}
 	n := topo.NCPU()
 	seen := make([]bool, n)
+	if topo.Source != "default" {
+		offline := false
+		for c := range n {
+			seen[c] = !topo.CPUs[c].Offline
+			offline = offline || topo.CPUs[c].Offline
+		}
+		if !offline {
+			return nil, false
+		}
+	}
 	mark := func(c int) {
 		if c >= 0 && c < n {
 			seen[c] = true
@@ -175,6 +193,9 @@ func presentCPUs(tl *timeline.Timeline, w *replay.Workload, topo *topology.Topol
 		mark(int(c)) // a timeline built without per-CPU bounds
 	}
 	markSet := func(s topology.CPUSet) {
+		if topo.Source != "default" {
+			return // a mask names offline CPUs: the kernel keeps them in it
+		}
 		for _, c := range s.CPUs() {
 			mark(c)
 		}
@@ -214,8 +235,25 @@ func denseCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPUSet
 		return nil, nil, fmt.Errorf("CPUs %s of the trace: %v", keep, err)
 	}
 	nt.Notes = append(nt.Notes, fmt.Sprintf("CPUs %s (the CPUs the trace shows) modeled as CPUs 0-%d", keep, len(kept)-1))
-	w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "cpus-present", Detail: fmt.Sprintf(
-		"no topology: the machine is the %d CPUs the trace shows (%s), not every CPU up to the highest; the modeled schedule is reported under the trace's CPU numbers",
-		len(kept), keep)})
+	detail := fmt.Sprintf("no topology: the machine is the %d CPUs the trace shows (%s), not every CPU up to the highest", len(kept), keep)
+	if topo.Source != "default" {
+		var off topology.CPUSet
+		for c := topo.NCPU() - 1; c >= 0; c-- {
+			if !keep.Has(c) {
+				off = off.With(c)
+			}
+		}
+		what := fmt.Sprintf("CPUs %s were offline when the topology was read and the trace shows nothing of them", off)
+		if off.Count() == 1 {
+			what = fmt.Sprintf("CPU %s was offline when the topology was read and the trace shows nothing of it", off)
+		}
+		machine := fmt.Sprintf("CPUs %s", keep)
+		if keep.Count() == 1 {
+			machine = fmt.Sprintf("CPU %s", keep)
+		}
+		detail = what + ": the machine is " + machine
+	}
+	w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "cpus-present", Detail: detail +
+		"; the modeled schedule is reported under the trace's CPU numbers"})
 	return nt, kept, nil
 }

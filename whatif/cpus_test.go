@@ -138,11 +138,56 @@ func TestPresentCPUs(t *testing.T) {
 	if keep, ok := presentCPUs(tl, w, read); ok {
 		t.Errorf("read topology: present CPUs %s, want every CPU kept", keep)
 	}
+	// A read topology's offline CPUs are dropped unless the trace shows
+	// them: 13 and 14 show nothing, 11 is only in an allowed set (a mask
+	// keeps an offline CPU), 12 holds a gap, 15 has events.
+	for _, c := range []int{11, 12, 13, 14, 15} {
+		read.CPUs[c].Offline = true
+	}
+	if keep, ok := presentCPUs(tl, w, read); !ok || keep.String() != "0-10,12,15" {
+		t.Errorf("read topology with CPUs 11-15 offline: present CPUs %s (%v), want 0-10,12,15", keep, ok)
+	}
 	// Every CPU shown: nothing to renumber.
 	for c := range tl.CPUFirst {
 		tl.CPUFirst[c] = 1
 	}
 	if keep, ok := presentCPUs(tl, w, topo); ok {
 		t.Errorf("every CPU shown: present CPUs %s, want none to renumber", keep)
+	}
+}
+
+// TestReplayOfflineCPU: a real recording made with CPU 1 of 2 offline
+// (schedlens record; its topology marks CPU 1 offline) is replayed on the
+// one CPU it had. Modeled on two, its CPU time was 1.44x the recorded
+// (the work ran in parallel) and its runnable time 0.24x.
+func TestReplayOfflineCPU(t *testing.T) {
+	const path = "../fixtures/ab/pipe-workers-host/cpu1_offline/new-1/trace.pftrace.zst"
+	ld, err := ingest.Load(path, ingest.Options{Name: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo := ld.Meta.Topology; topo == nil || topo.NCPU() != 2 || !topo.CPUs[1].Offline || topo.CPUs[0].Offline {
+		t.Fatalf("recorded topology %+v: want 2 CPUs, CPU 1 offline", topo)
+	}
+	r, err := Replay(ld.Timeline, "6.18", Options{Topology: ld.Meta.Topology, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "cpus-present") && strings.Contains(n, "CPU 1 was offline")
+	}) {
+		t.Errorf("notes %q: want the cpus-present assumption naming CPU 1 offline", r.Notes)
+	}
+	rec, mod := r.Recorded.Overall, r.Modeled.Overall
+	if mod.Migrations != 0 {
+		t.Errorf("modeled %d migrations on one CPU, want 0", mod.Migrations)
+	}
+	for _, f := range []struct {
+		name     string
+		rec, mod float64
+	}{{"CPU time", float64(rec.RunNs), float64(mod.RunNs)}, {"runnable time", float64(rec.RunnableNs), float64(mod.RunnableNs)}} {
+		if ratio := f.mod / f.rec; ratio < 0.95 || ratio > 1.05 {
+			t.Errorf("%s: modeled %.0f ns, recorded %.0f ns (ratio %.3f), want within 5%%", f.name, f.mod, f.rec, ratio)
+		}
 	}
 }

@@ -88,9 +88,15 @@ func readABPair(t *testing.T, dir string) abPair {
 // when one side's runs are split in two.
 var abHeadline = []string{"wakeup_latency_p50_ns", "wakeup_latency_p99_ns", "wakeup_latency_mean_ns", "runnable_ns", "preemptions", "context_switches"}
 
+// splitAlpha is the split test's threshold on each headline metric's p:
+// 5% over the family of headline metrics (Bonferroni), so that two halves
+// of one side's runs are called different 5% of the time or less when
+// nothing differs, not about 26% as six tests at 5% each would.
+var splitAlpha = 0.05 / float64(len(abHeadline))
+
 // abFailures runs compare on a pair and returns what does not hold: every
 // expectation must; with 4 or more runs a side, runs 1-2 against runs 3-4
-// of each side must move no headline metric significantly.
+// of each side must move no headline metric significantly (splitAlpha).
 func abFailures(t *testing.T, dir string) []string {
 	var fails []string
 	p := readABPair(t, dir)
@@ -129,8 +135,11 @@ func abFailures(t *testing.T, dir string) []string {
 		args := append(slices.Clone(p.markers), side.runs[0], side.runs[1], "--vs", side.runs[2], side.runs[3])
 		split := compareJSON(t, args...)
 		for _, m := range abHeadline {
-			if change, sig, _ := find(split, m, "overall"); sig {
-				fails = append(fails, fmt.Sprintf("%s: %s runs 1-2 vs 3-4: overall %s %+.2f%% significant", dir, side.name, m, change))
+			for _, f := range split.Metrics {
+				if f.Name != m || f.Scope != "overall" || f.PValue == nil || *f.PValue >= splitAlpha {
+					continue
+				}
+				fails = append(fails, fmt.Sprintf("%s: %s runs 1-2 vs 3-4: overall %s %+.2f%%, p %.4f < %.4f", dir, side.name, m, *f.ChangePct, *f.PValue, splitAlpha))
 			}
 		}
 	}

@@ -62,6 +62,7 @@ type compareDoc struct {
 		ChangePct   *float64 `json:"change_pct"`
 		Significant bool     `json:"significant"`
 		Tested      bool     `json:"tested"`
+		PValue      *float64 `json:"p_value"`
 	} `json:"metrics"`
 }
 
