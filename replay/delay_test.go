@@ -34,10 +34,13 @@ func TestCalibratedOptionsSeparate(t *testing.T) {
 		}
 		return out
 	}
-	w := &Workload{WakeDelays: WakeDelays{LocalQ: NewDelayDist(many(137_000, 48)), RemoteQ: NewDelayDist(many(33_000, 500)), IRQPreemptQ: NewDelayDist(many(5_000, 10))}}
+	w := &Workload{WakeDelays: WakeDelays{LocalQ: NewDelayDist(many(137_000, 48)), RemoteQ: NewDelayDist(many(33_000, 500)), IRQPreemptQ: NewDelayDist(many(5_000, 10)), BusyIPIQ: NewDelayDist(many(8_000, 40))}}
 	o := CalibratedOptions(w)
+	if len(o.BusyIPIDist) != 20 || o.BusyIPIDist.Median() < 8_000 || o.BusyIPIDist.Median() > 8_040 {
+		t.Errorf("BusyIPIDist %v, want the busy-target samples", o.BusyIPIDist)
+	}
 	if o.IPIDelay != 2000 || o.IPIJitter != 2000 {
-		t.Errorf("IPI %d + %d, want the default 2000 + 2000 for busy targets", o.IPIDelay, o.IPIJitter)
+		t.Errorf("IPI %d + %d, want the default 2000 + 2000 (for busy targets without BusyIPIDist)", o.IPIDelay, o.IPIJitter)
 	}
 	if len(o.IdleWakeDist) != 20 || o.IdleWakeDist.Median() < 33_000 || o.IdleWakeDist.Median() > 33_500 {
 		t.Errorf("IdleWakeDist %v, want the remote samples", o.IdleWakeDist)

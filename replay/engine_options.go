@@ -67,6 +67,10 @@ type Options struct {
 	// TaskResched by a draw from them.
 	IRQReschedDist  DelayDist
 	TaskReschedDist DelayDist
+	// BusyIPIDist, when set, replaces IPIDelay and IPIJitter by a draw
+	// from it for an IPI to a CPU that is not idle (a wake-list wakeup or a
+	// resched request).
+	BusyIPIDist DelayDist
 	// NoWakeList delivers every remote wakeup from the waker's CPU at once,
 	// as with TTWU_QUEUE off (PREEMPT_RT); otherwise a wakeup to another LLC
 	// or to a CPU with nothing running goes through the target's wake list

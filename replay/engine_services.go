@@ -125,10 +125,15 @@ func (s *Sim) Resched(cpu int) {
 // ipiTo draws the delay of an IPI to cpu. To an idle CPU with
 // Options.IdleWakeDist set it is a draw from that distribution, which holds
 // the exit from idle too: paid is then 1, and the CPU skips IdleExit when
-// the IPI reaches it still idle.
+// the IPI reaches it still idle. To a busy CPU with Options.BusyIPIDist
+// set it is a draw from that one.
 func (s *Sim) ipiTo(cpu int) (d, paid int64) {
-	if s.cpus[cpu].state == CPUIdle && len(s.opts.IdleWakeDist) > 0 {
-		return s.opts.IdleWakeDist.draw(s.rng, 0), 1
+	if s.cpus[cpu].state == CPUIdle {
+		if len(s.opts.IdleWakeDist) > 0 {
+			return s.opts.IdleWakeDist.draw(s.rng, 0), 1
+		}
+	} else if len(s.opts.BusyIPIDist) > 0 {
+		return s.opts.BusyIPIDist.draw(s.rng, 0), 0
 	}
 	return s.ipiDelay(), 0
 }

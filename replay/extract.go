@@ -205,6 +205,7 @@ type extractor struct {
 	idleSince     []timeline.Time   // per CPU, when its idle task was switched in (NoTime: not idle)
 	idleLocal     []int64           // wake-to-run of wakeups onto an idle CPU, raised on it (ns)
 	idleRemote    []int64           // ... raised on another CPU (ns)
+	busyRemote    []int64           // wake-to-run of wakeups raised on another CPU that preempt the task running on theirs (ns)
 	taskPreempt   []int64           // wake-to-run of task-raised wakeups and forks that preempt their waker (ns)
 	irqBusy       []int64           // wake-to-run of interrupt-raised wakeups that preempt the task running on their CPU (ns)
 	nWaitingAtEnd int               // tasks woken or preempted, waiting when the recording ended
@@ -588,7 +589,8 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 // first time since a wakeup, the wake-to-run time in the class it belongs
 // to (Workload.WakeDelays): onto an idle CPU, raised there or elsewhere; an
 // interrupt's wakeup that preempts the task it interrupted; a task's wakeup
-// (or fork) that preempts the waker. prevState is the switch's prev_state.
+// (or fork) that preempts the waker; a wakeup raised on another CPU that
+// preempts the task running here. prevState is the switch's prev_state.
 func (x *extractor) noteWakeDelay(next, prev timeline.TaskID, cpu int, t timeline.Time, prevState timeline.State) {
 	nx := &x.xs[next]
 	if nx.wokenAt == timeline.NoTime || nx.state != xRunnable || nx.preempted || prev == timeline.NoTask || int(prev) >= len(x.tl.Tasks) {
@@ -605,7 +607,13 @@ func (x *extractor) noteWakeDelay(next, prev timeline.TaskID, cpu int, t timelin
 		} else {
 			x.idleRemote = append(x.idleRemote, d)
 		}
-	case nx.wokenCPU != cpu || !prevState.Runnable():
+	case !prevState.Runnable():
+	case nx.wokenCPU != cpu:
+		// Raised elsewhere, it preempted the task running here: the
+		// waker's wakeup (a resched IPI sent from inside it, which on a
+		// virtual machine exits to the host), the IPI's delivery and the
+		// switch.
+		x.busyRemote = append(x.busyRemote, d)
 	case nx.wokenOver == prev:
 		x.irqBusy = append(x.irqBusy, d)
 	case nx.wokenBy == prev:

@@ -134,9 +134,10 @@ func (x *extractor) build() (*Workload, error) {
 	w.WakeDelays = WakeDelays{LocalNs: median(x.idleLocal), Local: len(x.idleLocal), LocalQ: delayDist(x.idleLocal),
 		RemoteNs: median(x.idleRemote), Remote: len(x.idleRemote), RemoteQ: delayDist(x.idleRemote),
 		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), IRQPreemptQ: delayDist(x.irqBusy),
-		TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt), TaskPreemptQ: delayDist(x.taskPreempt)}
+		TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt), TaskPreemptQ: delayDist(x.taskPreempt),
+		BusyIPINs: median(x.busyRemote), BusyIPI: len(x.busyRemote), BusyIPIQ: delayDist(x.busyRemote)}
 	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: "leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows, each delay drawn from its recorded wake-to-run times (20 quantiles) when there are enough: " +
-		delaysText(w.WakeDelays, x.idleLocal, x.idleRemote, x.irqBusy, x.taskPreempt)})
+		delaysText(w.WakeDelays, x.idleLocal, x.idleRemote, x.irqBusy, x.taskPreempt, x.busyRemote)})
 	w.TickRuns = TickRuns{N: len(x.tickRuns), MedianNs: median(x.tickRuns)}
 	_, why := w.TickHZ()
 	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeTick, Detail: why})

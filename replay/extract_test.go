@@ -235,3 +235,27 @@ func TestExtractKilled(t *testing.T) {
 		t.Errorf("no %s assumption for 1 task: %+v", AssumeKilledAt, w.Assumptions)
 	}
 }
+
+// TestExtractBusyIPI: a wakeup raised on CPU 0 whose wakee then preempts
+// the task running on CPU 1 measures an IPI to a busy CPU (8 us here); a
+// wakeup that preempts its own waker on its CPU, or lands on an idle CPU,
+// does not count.
+func TestExtractBusyIPI(t *testing.T) {
+	tb := newTLBuild()
+	tb.sw(100_000, 0, 0, "swapper/0", timeline.StateRunnable, 10, "a")
+	tb.sw(100_000, 1, 0, "swapper/1", timeline.StateRunnable, 11, "hog")
+	tb.wake(1_000_000, 0, 12, "b", 10, "a", timeline.CtxTask) // b last ran on CPU 1
+	tb.sw(1_008_000, 1, 11, "hog", timeline.StateRunnable, 12, "b")
+	tb.sw(1_100_000, 1, 12, "b", timeline.StateInterrupt, 11, "hog")
+	tb.wake(2_000_000, 0, 13, "c", 10, "a", timeline.CtxTask)
+	tb.sw(2_003_000, 0, 10, "a", timeline.StateRunnable, 13, "c") // preempts its waker: not an IPI
+	tb.sw(2_100_000, 0, 13, "c", timeline.StateInterrupt, 10, "a")
+	tb.sw(3_000_000, 0, 10, "a", timeline.StateInterrupt, 0, "swapper/0")
+	w := tb.extract(t)
+	if d := w.WakeDelays; d.BusyIPI != 1 || d.BusyIPINs != 8_000 {
+		t.Errorf("busy IPI: %d samples, median %d ns; want 1 of 8000 ns", d.BusyIPI, d.BusyIPINs)
+	}
+	if d := w.WakeDelays; d.TaskPreempt != 1 || d.TaskPreemptNs != 3_000 {
+		t.Errorf("task preemption: %d samples, median %d ns; want 1 of 3000 ns", d.TaskPreempt, d.TaskPreemptNs)
+	}
+}

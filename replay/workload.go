@@ -98,6 +98,14 @@ type WakeDelays struct {
 	TaskPreemptNs int64     `json:"task_preempt_ns"`
 	TaskPreempt   int       `json:"task_preempt"`
 	TaskPreemptQ  DelayDist `json:"task_preempt_q,omitempty"`
+	// BusyIPINs is the median wake-to-run time of wakeups raised on
+	// another CPU that preempted the task running on the wakee's CPU at
+	// its next switch: the waker's wakeup path (which sends the resched
+	// IPI), the IPI's delivery and the switch. It measures an IPI to a
+	// busy CPU.
+	BusyIPINs int64     `json:"busy_ipi_ns"`
+	BusyIPI   int       `json:"busy_ipi"`
+	BusyIPIQ  DelayDist `json:"busy_ipi_q,omitempty"`
 }
 
 // TickRuns summarises the runs a tick ended: their number and median
@@ -150,13 +158,16 @@ const (
 //   - IdleWakeDist: wakeups onto an idle CPU raised on another CPU, which
 //     measure the IPI and the exit together, so nothing is subtracted;
 //   - IRQReschedDist, TaskReschedDist: wakeups preempting the task running
-//     on their CPU, raised by an interrupt or by that task.
+//     on their CPU, raised by an interrupt or by that task;
+//   - BusyIPIDist: wakeups raised on another CPU that preempt the task
+//     running on the wakee's CPU, which measure an IPI to a busy CPU and
+//     the switch it causes (several microseconds on a virtual machine,
+//     where sending an IPI exits to the host).
 //
 // A delay with fewer than minDelaySamples samples keeps the default:
 // IdleExit, IRQResched and TaskResched 0 (at once), an IPI IPIDelay plus up
 // to IPIJitter (2 + 0..2 µs), and a remote wakeup onto an idle CPU pays
-// that IPI and then the idle exit. IPIs to busy CPUs always take IPIDelay
-// and IPIJitter: the recording does not show them apart.
+// that IPI and then the idle exit.
 func CalibratedOptions(w *Workload) Options {
 	o := DefaultOptions()
 	if w.HZ == 0 {
@@ -175,12 +186,13 @@ func CalibratedOptions(w *Workload) Options {
 	if len(iw.TaskPreemptQ) > 0 {
 		o.TaskReschedDist, o.TaskResched = iw.TaskPreemptQ, iw.TaskPreemptQ.Median()
 	}
+	o.BusyIPIDist = iw.BusyIPIQ
 	return o
 }
 
 // delaysText says, for the wake-delays note, what CalibratedOptions takes
 // from d.
-func delaysText(d WakeDelays, local, remote, irq, task []int64) string {
+func delaysText(d WakeDelays, local, remote, irq, task, busy []int64) string {
 	one := func(what string, samples []int64, q DelayDist, dflt string) string {
 		kept := 0
 		for _, v := range samples {
@@ -199,6 +211,7 @@ func delaysText(d WakeDelays, local, remote, irq, task []int64) string {
 		one("wakeup onto an idle CPU from another CPU, IPI and exit together", remote, d.RemoteQ, "an IPI of 2 us + 0..2 us, then the exit from idle"),
 		one("an interrupt's wakeup preempting the running task", irq, d.IRQPreemptQ, "0 us"),
 		one("a task's wakeup or fork preempting that task", task, d.TaskPreemptQ, "0 us"),
+		one("a wakeup from another CPU preempting the running task, IPI and switch together", busy, d.BusyIPIQ, "an IPI of 2 us + 0..2 us"),
 	}, "; ")
 }
 
