@@ -128,8 +128,10 @@ func TestWorkConservationReal(t *testing.T) {
 				// 0.1%, or 1 µs for tiny tasks: a run on a CPU of capacity
 				// below 1024 lasts work*1024/capacity, rounded up to the ns,
 				// once per run. Above that, newidle balancing after its runs.
-				if d := float64(demand); d > 0 && (work[i] < d-max(0.001*d, 1000) || work[i] > d+max(0.001*d, 1000)+float64(newidle)) {
-					t.Errorf("%s (%d): timeline work %.0f ns, want %d within 0.1%% (or 1 us), plus at most the newidle time %d", w.Tasks[i].Comm, w.Tasks[i].TID, work[i], demand, newidle)
+				// The wakes' costs in the model move the work: demand plus
+				// WakeCost (replay.Options.WakeCostPlain).
+				if d := float64(demand + tr.WakeCost); d > 0 && (work[i] < d-max(0.001*d, 1000) || work[i] > d+max(0.001*d, 1000)+float64(newidle)) {
+					t.Errorf("%s (%d): timeline work %.0f ns, want %d + wake cost %d within 0.1%% (or 1 us), plus at most the newidle time %d", w.Tasks[i].Comm, w.Tasks[i].TID, work[i], demand, tr.WakeCost, newidle)
 					bad++
 				}
 				if bad > 10 {

@@ -99,3 +99,80 @@ task b cpus 1 on 1
 		}
 	}
 }
+
+// TestWakeCost: a wakes b after 10 us of its 20 us run. The recorded wake
+// cost a 1 us without a resched IPI; in the model b waits on idle CPU 1,
+// so the wake sends an IPI and costs a the IPI kind's 9 us: a runs 28 us.
+// With b on a's CPU and a recorded IPI wake of 9 us, the model's wake is
+// plain and a saves 8 us. Without both distributions, or with the same
+// kind on both sides, nothing moves.
+func TestWakeCost(t *testing.T) {
+	const src = `
+topology symmetric 2
+task a cpus 0 on 0
+  run 10us
+  wake b
+  run 10us
+  exit
+task b cpus %d on %d
+  wait a
+  run 10us
+  exit
+`
+	const10 := func(v int64) DelayDist {
+		d := make(DelayDist, 20)
+		for i := range d {
+			d[i] = v
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		bCPU        int
+		recordedIPI bool
+		dists       bool
+		wantCPU     int64
+		wantCounter string
+	}{
+		{1, false, true, 28_000, "wake-cost.ipi-added"},
+		{0, true, true, 12_000, "wake-cost.ipi-saved"},
+		{1, false, false, 20_000, ""},
+		{1, true, true, 20_000, ""}, // an IPI in both: the recorded cost stands
+	} {
+		sp := mustSpec(t, fmt.Sprintf(src, tc.bCPU, tc.bCPU))
+		w := sp.Workload
+		var a, b int
+		for i, tk := range w.Tasks {
+			if tk.Comm == "a" {
+				a = i
+			} else {
+				b = i
+			}
+		}
+		wk := &w.Tasks[b].Segments[0].Wake
+		if wk.Kind != WakeTask {
+			t.Fatalf("b's first wake %+v, want a task wake", wk)
+		}
+		wk.Cost, wk.CostIPI = 1_000, tc.recordedIPI
+		if tc.recordedIPI {
+			wk.Cost = 9_000
+		}
+		o := Options{HZ: 1000, IPIDelay: 1_000, Seed: 1}
+		if tc.dists {
+			o.WakeCostPlain, o.WakeCostIPI = const10(1_000), const10(9_000)
+		}
+		res, err := Simulate(w, sp.Topology, newFIFO(0), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("b on CPU %d, recorded IPI %v, distributions %v", tc.bCPU, tc.recordedIPI, tc.dists)
+		if got := res.Tasks[a].CPUTime; got != tc.wantCPU {
+			t.Errorf("%s: a ran %d ns, want %d", name, got, tc.wantCPU)
+		}
+		if got := res.Tasks[a].WakeCost; got != tc.wantCPU-20_000 {
+			t.Errorf("%s: a's WakeCost %d, want %d", name, got, tc.wantCPU-20_000)
+		}
+		if tc.wantCounter != "" && res.Counters[tc.wantCounter] != 1 {
+			t.Errorf("%s: counter %s = %d, want 1 (%v)", name, tc.wantCounter, res.Counters[tc.wantCounter], res.Counters)
+		}
+	}
+}

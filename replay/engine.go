@@ -118,6 +118,17 @@ func (s *Sim) loop() error {
 				s.now = max(s.now, s.end)
 				break
 			}
+			if !s.overrunning {
+				// At the end, before anything past it: what enterOverrun
+				// arms (a completion now) comes before e.
+				s.overrunning = true
+				s.now = max(s.now, s.end)
+				s.ctx = -1
+				s.enterOverrun()
+				s.flush()
+				s.push(e)
+				continue
+			}
 		}
 		if e.at > s.now {
 			s.now = e.at

@@ -71,6 +71,13 @@ type Options struct {
 	// from it for an IPI to a CPU that is not idle (a wake-list wakeup or a
 	// resched request).
 	BusyIPIDist DelayDist
+	// WakeCostPlain and WakeCostIPI, when both are set, are the costs of a
+	// task wake to its waker without and with a resched IPI (WakeCosts): a
+	// wake whose kind in the model differs from the recording's
+	// (Wake.CostIPI) charges its waker a draw of the model's kind instead
+	// of its recorded Wake.Cost.
+	WakeCostPlain DelayDist
+	WakeCostIPI   DelayDist
 	// NoWakeList delivers every remote wakeup from the waker's CPU at once,
 	// as with TTWU_QUEUE off (PREEMPT_RT); otherwise a wakeup to another LLC
 	// or to a CPU with nothing running goes through the target's wake list

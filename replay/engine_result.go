@@ -28,7 +28,8 @@ type Result struct {
 // TaskResult is what one task got in a replay.
 type TaskResult struct {
 	CPUTime    int64         // ns on a CPU
-	Work       int64         // ns of capacity-1024 work done
+	Work       int64         // ns of capacity-1024 work done (of its demand)
+	WakeCost   int64         // ns of work its wakes cost beyond (or, negative, short of) their recorded cost: the model's CPU work is Work + WakeCost (Options.WakeCostPlain)
 	Demand     int64         // the workload's demand (its segments' total work)
 	Finished   bool          // consumed its whole demand
 	Exit       timeline.Time // when it exited, NoTime if it did not

@@ -15,10 +15,12 @@ import (
 // action is a point in a waker's work where it wakes or forks a task.
 type action struct {
 	work   int64 // units (work ns × 1024)
+	cost   int64 // the wake's recorded cost to the waker (ns; Wake.Cost), 0: not measured
 	target int32
 	seg    int32
 	fork   bool
 	sync   bool
+	ipi    bool // the recorded wake sent a resched IPI (Wake.CostIPI)
 }
 
 // taskRun is the engine's state of one task.
@@ -99,6 +101,8 @@ type Sim struct {
 	// exitsLeft counts the tasks that exit in the workload and have not
 	// yet (Options.Overrun).
 	exitsLeft int
+	// overrunning is set once the run has gone past the workload's end.
+	overrunning bool
 	// unobserved holds, per CPU, the recording's gaps in time order, and
 	// gapAt the index of the first one not yet passed: events the model
 	// emits inside a gap are left out of its timeline, as the recording
@@ -129,6 +133,8 @@ type Sim struct {
 	cIPI                  *int64
 	cEarly                *int64
 	cKilled, cKillMissed  *int64
+	cCostMore, cCostLess  *int64
+	cStopAtEnd            *int64
 	cLate                 *int64
 	cReschedGone          *int64
 	cStall, cStallTimeout *int64
@@ -197,6 +203,9 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.cIPI = s.Counter("ipi")
 	s.cEarly = s.Counter("wake-before-block")
 	s.cKilled = s.Counter("killed")
+	s.cCostMore = s.Counter("wake-cost.ipi-added")
+	s.cCostLess = s.Counter("wake-cost.ipi-saved")
+	s.cStopAtEnd = s.Counter("running-at-end.stopped")
 	s.cKillMissed = s.Counter("kill.not-runnable")
 	s.cLate = s.Counter("wake-by-other-after-oversleep")
 	s.cReschedGone = s.Counter("resched-left-with-task")
@@ -270,7 +279,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 			cum[j] = sum
 			wk := sg.Wake
 			if wk.Kind == WakeTask || wk.Kind == WakeFork {
-				s.acts[fill[wk.Waker]] = action{work: wk.Work << unitShift, target: int32(i), seg: int32(j), fork: wk.Kind == WakeFork, sync: wk.Sync}
+				s.acts[fill[wk.Waker]] = action{work: wk.Work << unitShift, cost: wk.Cost, target: int32(i), seg: int32(j), fork: wk.Kind == WakeFork, sync: wk.Sync, ipi: wk.CostIPI}
 				fill[wk.Waker]++
 			}
 		}

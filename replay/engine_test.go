@@ -346,6 +346,35 @@ task b
 	}
 }
 
+// TestEngineOverrunRunningAtEnd: past the end a task that ran until the
+// end in the recording (forever: 4 ms recorded) stops once it has its
+// recorded work, so the overrun goes to the task being waited for. With
+// 1 ms slices r and x share the CPU until 10 ms (r 6 ms, x 4 ms); r is past
+// its 4 ms and stops, x does its last 4 ms alone and exits at 14 ms
+// (18 ms if r kept its share).
+func TestEngineOverrunRunningAtEnd(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 1
+task r
+  run 4ms
+  forever
+task x
+  run 8ms
+  exit
+`)
+	sp.Workload.End = 10_000_000
+	r := simulate(t, sp, newFIFO(1_000_000), Options{Overrun: 10_000_000})
+	if !r.Tasks[1].Finished || r.Tasks[1].Exit != 14_000_000 {
+		t.Errorf("x finished %v at %d, want 14000000", r.Tasks[1].Finished, r.Tasks[1].Exit)
+	}
+	if got := r.Counters["running-at-end.stopped"]; got != 1 {
+		t.Errorf("running-at-end.stopped = %d, want 1", got)
+	}
+	if r.Tasks[0].CPUTime != 6_000_000 {
+		t.Errorf("r ran %d ns, want 6000000 (until the end, nothing after)", r.Tasks[0].CPUTime)
+	}
+}
+
 // TestEngineKill: a task with KillAt stops at that time, running or
 // queued, with the wakes its segment had still to do; one blocked then is
 // left alone.

@@ -63,7 +63,7 @@ func (s *Sim) startSegment(t, seg int) {
 	tr := &s.tasks[t]
 	tr.seg = int32(seg)
 	tk := &s.w.Tasks[t]
-	if seg == len(tk.Segments)-1 && tk.End == EndRun {
+	if seg == len(tk.Segments)-1 && tk.End == EndRun && !s.overrunning {
 		tr.segEnd = math.MaxInt64 / 2
 	} else {
 		tr.segEnd = s.segs[t][seg]
@@ -102,9 +102,38 @@ func (s *Sim) runActions(t int) {
 		if a.fork {
 			s.fork(t, int(a.target))
 		} else {
+			ipis := *s.cIPI
 			s.taskWake(int(a.target), int(a.seg), int(tr.cpu), t, a.sync)
+			s.wakeCost(t, a, *s.cIPI > ipis)
 		}
 	}
+}
+
+// wakeCost charges waker t the difference a wake's kind makes: a wake that
+// sent a resched IPI in the model (ipi) but not in the recording, or the
+// reverse, costs a draw of the model's kind (Options.WakeCostIPI or
+// WakeCostPlain) instead of its recorded cost, which the waker's recorded
+// work holds. The difference moves the task's progress: an added cost is
+// work still to do before its next action, a saved one is work done.
+func (s *Sim) wakeCost(t int, a action, ipi bool) {
+	if a.cost <= 0 || ipi == a.ipi || len(s.opts.WakeCostPlain) == 0 || len(s.opts.WakeCostIPI) == 0 {
+		return
+	}
+	dist := s.opts.WakeCostPlain
+	if ipi {
+		dist = s.opts.WakeCostIPI
+		*s.cCostMore++
+	} else {
+		*s.cCostLess++
+	}
+	tr := &s.tasks[t]
+	delta := dist.draw(s.rng, a.cost) - a.cost
+	if delta < 0 {
+		// Saved work cannot take the task past its segment's end.
+		delta = max(delta, -max((tr.segEnd-tr.done)>>unitShift, 0))
+	}
+	tr.done -= delta << unitShift
+	tr.res.WakeCost += delta
 }
 
 // endSegment handles running task t of cpu reaching the end of its
@@ -165,6 +194,37 @@ func (s *Sim) endSegment(cpu, t int) {
 	s.pick(cpu, t, false)
 	if s.w.WakeRule == WakeOrdered {
 		s.releaseWaiters(t, cpu)
+	}
+}
+
+// enterOverrun is called once, when the run goes on past the workload's
+// end (Options.Overrun): a task that was running or runnable when the
+// recording ended (EndRun) has demanded CPU until then; past it, what it
+// did is unknown, so in its last segment it stops once it has done its
+// recorded work (at once if it has; startSegment does the same for a task
+// that reaches that segment later). Without this a recorder or a daemon
+// caught running at the end would take CPU for the whole overrun from the
+// tasks being waited for.
+func (s *Sim) enterOverrun() {
+	for t := range s.tasks {
+		tr := &s.tasks[t]
+		tk := &s.w.Tasks[t]
+		if tk.End != EndRun || int(tr.seg) != len(tk.Segments)-1 {
+			continue
+		}
+		switch tr.state {
+		case TaskRunning, TaskQueued:
+		default:
+			continue
+		}
+		if tr.state == TaskRunning {
+			s.account(int(tr.cpu))
+		}
+		tr.segEnd = max(s.segs[t][tr.seg], tr.done)
+		*s.cStopAtEnd++
+		if tr.state == TaskRunning {
+			s.armCompletion(int(tr.cpu))
+		}
 	}
 }
 

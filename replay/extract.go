@@ -128,6 +128,7 @@ func newExtractor(tl *timeline.Timeline, speeds []int) *extractor {
 		x.xs[i].waitFrom = timeline.NoTime
 		x.xs[i].wokenAt = timeline.NoTime
 		x.xs[i].sigAt = timeline.NoTime
+		x.xs[i].costSeg = -1
 	}
 	return x
 }
@@ -151,6 +152,8 @@ type xwake struct {
 	period int64
 	cpu    int
 	sync   bool
+	cost   int64 // for a task wake, the waker's sched_waking to sched_wakeup on its CPU (ns); 0: not measured
+	ipi    bool  // ... a wakeup onto another CPU whose wakee preempted the task there: a resched IPI was sent
 }
 
 type xseg struct {
@@ -184,6 +187,7 @@ type xtask struct {
 	clsRun    []int64       // run time per speed class (only while collecting speed evidence)
 	segCls    []int64       // clsRun when the current segment began
 	sigAt     timeline.Time // a delivered signal since it last blocked (NoTime: none)
+	costSeg   int           // the segment whose task wake awaits its sched_wakeup on the waker's CPU (-1: none)
 }
 
 type extractor struct {
@@ -205,6 +209,8 @@ type extractor struct {
 	idleSince     []timeline.Time   // per CPU, when its idle task was switched in (NoTime: not idle)
 	idleLocal     []int64           // wake-to-run of wakeups onto an idle CPU, raised on it (ns)
 	idleRemote    []int64           // ... raised on another CPU (ns)
+	costPlain     []int64           // Wake.Cost of task wakes that sent no resched IPI (ns)
+	costIPI       []int64           // ... that did
 	busyRemote    []int64           // wake-to-run of wakeups raised on another CPU that preempt the task running on theirs (ns)
 	taskPreempt   []int64           // wake-to-run of task-raised wakeups and forks that preempt their waker (ns)
 	irqBusy       []int64           // wake-to-run of interrupt-raised wakeups that preempt the task running on their CPU (ns)
@@ -316,6 +322,8 @@ func (x *extractor) run() {
 			x.notePrio(tl.TaskOf[i], i)
 			if !tl.HasWaking {
 				x.doWake(i, t, cpu)
+			} else {
+				x.noteWakeCost(i, t, cpu)
 			}
 			x.noteWakeTarget(i, t)
 		case timeline.KindWakeupNew:
@@ -574,6 +582,10 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 			xt.firstCPU = cpu
 		}
 	}
+	xt.costSeg = -1
+	if wk.kind == WakeTask && ctx == timeline.CtxTask && x.cur[cpu] == waker {
+		xt.costSeg = len(xt.segs)
+	}
 	xt.segs = append(xt.segs, xseg{wake: wk})
 	by, over := timeline.NoTask, timeline.NoTask
 	if wk.kind == WakeTask {
@@ -614,6 +626,9 @@ func (x *extractor) noteWakeDelay(next, prev timeline.TaskID, cpu int, t timelin
 		// virtual machine exits to the host), the IPI's delivery and the
 		// switch.
 		x.busyRemote = append(x.busyRemote, d)
+		if n := len(nx.segs); n > 0 && nx.segs[n-1].wake.kind == WakeTask {
+			nx.segs[n-1].wake.ipi = true
+		}
 	case nx.wokenOver == prev:
 		x.irqBusy = append(x.irqBusy, d)
 	case nx.wokenBy == prev:
@@ -695,6 +710,28 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 
 // noteWakeTarget records that event i, a wakeup, targeted a CPU: a run
 // there that a wakeup may have ended is no tick evidence.
+// noteWakeCost measures, at the sched_wakeup of a task a running task woke
+// (its sched_waking), the time between the two when both are on the
+// waker's CPU: try_to_wake_up in the waker's context, which its run time
+// includes, the resched IPI it may send among it (Wake.Cost). A wakeup
+// queued on the target's wake list is emitted there and not measured.
+func (x *extractor) noteWakeCost(i int, t timeline.Time, cpu int) {
+	id := x.tl.TaskOf[i]
+	if !x.isTask(id) {
+		return
+	}
+	xt := &x.xs[id]
+	if xt.costSeg < 0 || xt.costSeg >= len(xt.segs) {
+		return
+	}
+	sg := &xt.segs[xt.costSeg]
+	xt.costSeg = -1
+	if xt.state != xRunnable || xt.wokenCPU != cpu || t < xt.wokenAt || int64(t-xt.wokenAt) > maxDelayNs {
+		return
+	}
+	sg.wake.cost = max(int64(t-xt.wokenAt), 1)
+}
+
 func (x *extractor) noteWakeTarget(i int, t timeline.Time) {
 	if c := int(x.tl.Args[i]); c >= 0 && c < len(x.wakeAt) {
 		x.wakeAt[c] = t

@@ -85,6 +85,14 @@ func (x *extractor) build() (*Workload, error) {
 				if wi := index[sg.wake.waker]; wi >= 0 {
 					wk.Waker = wi
 					wk.Work = sg.wake.work >> unitShift
+					if wk.Kind == WakeTask && sg.wake.cost > 0 {
+						wk.Cost, wk.CostIPI = sg.wake.cost, sg.wake.ipi
+						if wk.CostIPI {
+							x.costIPI = append(x.costIPI, wk.Cost)
+						} else {
+							x.costPlain = append(x.costPlain, wk.Cost)
+						}
+					}
 				} else {
 					wk = Wake{Kind: WakeAt, At: tl.Start, CPU: -1}
 				}
@@ -136,6 +144,9 @@ func (x *extractor) build() (*Workload, error) {
 		IRQPreemptNs: median(x.irqBusy), IRQPreempt: len(x.irqBusy), IRQPreemptQ: delayDist(x.irqBusy),
 		TaskPreemptNs: median(x.taskPreempt), TaskPreempt: len(x.taskPreempt), TaskPreemptQ: delayDist(x.taskPreempt),
 		BusyIPINs: median(x.busyRemote), BusyIPI: len(x.busyRemote), BusyIPIQ: delayDist(x.busyRemote)}
+	w.WakeCosts = WakeCosts{PlainNs: median(x.costPlain), Plain: len(x.costPlain), PlainQ: delayDist(x.costPlain),
+		IPINs: median(x.costIPI), IPI: len(x.costIPI), IPIQ: delayDist(x.costIPI)}
+	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeCost, Detail: w.WakeCosts.text()})
 	w.Assumptions = append(w.Assumptions, Assumption{Name: AssumeWakeDelays, Detail: "leaving idle, the wakeup IPI and an interrupt's preemption cost what the recording shows, each delay drawn from its recorded wake-to-run times (20 quantiles) when there are enough: " +
 		delaysText(w.WakeDelays, x.idleLocal, x.idleRemote, x.irqBusy, x.taskPreempt, x.busyRemote)})
 	w.TickRuns = TickRuns{N: len(x.tickRuns), MedianNs: median(x.tickRuns)}

@@ -49,6 +49,9 @@ type Workload struct {
 	// wakeup and the switch it causes (Extract fills it; zero counts when
 	// the recording has no such wakeups).
 	WakeDelays WakeDelays `json:"wake_delays,omitzero"`
+	// WakeCosts are the recorded costs of task wakes to their wakers
+	// (Wake.Cost), split by whether the wake sent a resched IPI.
+	WakeCosts WakeCosts `json:"wake_costs,omitzero"`
 	// TickRuns is what the recording shows of the tick: runs of a task
 	// ended by a preemption (R) in favour of a task that waited through the
 	// whole run, with no wakeup onto the CPU meanwhile (Extract fills it).
@@ -106,6 +109,29 @@ type WakeDelays struct {
 	BusyIPINs int64     `json:"busy_ipi_ns"`
 	BusyIPI   int       `json:"busy_ipi"`
 	BusyIPIQ  DelayDist `json:"busy_ipi_q,omitempty"`
+}
+
+// WakeCosts summarise the recorded Wake.Cost of task wakes: those that
+// sent no resched IPI (a wakeup onto the waker's own CPU, or onto another
+// that it did not preempt) and those that did. Each distribution holds the
+// costs of at most maxDelayNs and is nil with fewer than minDelaySamples.
+type WakeCosts struct {
+	PlainNs int64     `json:"plain_ns"`
+	Plain   int       `json:"plain"`
+	PlainQ  DelayDist `json:"plain_q,omitempty"`
+	IPINs   int64     `json:"ipi_ns"`
+	IPI     int       `json:"ipi"`
+	IPIQ    DelayDist `json:"ipi_q,omitempty"`
+}
+
+// text is the wake-cost note.
+func (c WakeCosts) text() string {
+	s := fmt.Sprintf("a task's wake costs its waker what the recording shows (sched_waking to sched_wakeup on the waker's CPU): without a resched IPI %s, with one %s",
+		usText(c.PlainNs, c.Plain), usText(c.IPINs, c.IPI))
+	if len(c.PlainQ) == 0 || len(c.IPIQ) == 0 {
+		return s + fmt.Sprintf(" (%d and %d wakes, fewer than %d of one kind): every wake keeps its recorded cost", c.Plain, c.IPI, minDelaySamples)
+	}
+	return s + fmt.Sprintf(" (%d and %d wakes); a wake that sends a resched IPI in the model and did not in the recording, or the reverse, costs its waker a draw of the other kind instead of its recorded cost", c.Plain, c.IPI)
 }
 
 // TickRuns summarises the runs a tick ended: their number and median
@@ -187,6 +213,9 @@ func CalibratedOptions(w *Workload) Options {
 		o.TaskReschedDist, o.TaskResched = iw.TaskPreemptQ, iw.TaskPreemptQ.Median()
 	}
 	o.BusyIPIDist = iw.BusyIPIQ
+	if len(w.WakeCosts.PlainQ) > 0 && len(w.WakeCosts.IPIQ) > 0 {
+		o.WakeCostPlain, o.WakeCostIPI = w.WakeCosts.PlainQ, w.WakeCosts.IPIQ
+	}
 	return o
 }
 
@@ -243,6 +272,7 @@ const (
 	AssumeLostGaps       = "lost-gaps"           // demand inside lost-event gaps is unknown and left out
 	AssumeTimerNotTask   = "timer-not-task"      // wakeups from idle, softirq or hardirq context replay at the recorded delay
 	AssumeExternalWaker  = "external-waker"      // a waker not in the trace replays at the recorded absolute time
+	AssumeWakeCost       = "wake-cost"           // a waker's run includes its wakes; one that sends a resched IPI in the model and not in the recording (or the reverse) costs the other kind's recorded cost
 	AssumeKilledAt       = "killed-at"           // a task a signal ended (it exited without blocking after it) ends at the signal's recorded time
 	AssumeWakeAfterBlock = "wake-after-block"    // a wake that overtakes its wakee's block in the replay waits for the block
 	AssumeSyncPair       = "sync-pair"           // a wakee switched in when its waker blocked right after waking it was a WF_SYNC wakeup
@@ -439,6 +469,13 @@ type Wake struct {
 	// Slept is, for WakeTask, how long the sleep this wake ended lasted
 	// in the recording (ns; 0 if not known). WakeLateAny uses it.
 	Slept int64 `json:"slept,omitempty"`
+	// Cost is, for WakeTask, what the wake cost its waker in the
+	// recording: sched_waking to sched_wakeup on the waker's CPU (ns), time
+	// the waker's Work includes; 0 if not measured (a wake queued on the
+	// target's wake list is emitted there). CostIPI says the wake sent a
+	// resched IPI (its wakee, on another CPU, preempted the task there).
+	Cost    int64 `json:"cost,omitempty"`
+	CostIPI bool  `json:"cost_ipi,omitempty"`
 }
 
 // UnmarshalJSON reads a Wake; a missing "cpu" means -1.
