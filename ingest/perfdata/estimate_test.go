@@ -10,8 +10,11 @@ import (
 
 // TestEventEstimate: on real captures the estimate is not below the
 // events read, and not far above (the fixture's events are 29611 of 57k
-// samples, about half of them sched_stat_runtime); a compressed data
-// section is scaled by HEADER_COMPRESSED's ratio; pipe mode has none.
+// samples, about half of them sched_stat_runtime; sched-only's samples
+// are all events, switches larger than wakeups, which an estimate by the
+// largest record undercounted); a compressed data section is scaled by
+// HEADER_COMPRESSED's ratio, which only approximates this stream's (z:
+// about 4 times the count); pipe mode has none.
 func TestEventEstimate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -22,6 +25,7 @@ func TestEventEstimate(t *testing.T) {
 		{"z", readZst(t, "testdata/z.data.zst"), false},
 		{"lost", readZst(t, "testdata/lost.data.zst"), false},
 		{"pipe", readZst(t, "testdata/pipe.data.zst"), true},
+		{"sched-only", readZst(t, "testdata/sched-only.data.zst"), false},
 	} {
 		r, err := NewReader(bytes.NewReader(tc.data), parse.Options{})
 		if err != nil {
@@ -32,8 +36,8 @@ func TestEventEstimate(t *testing.T) {
 		switch {
 		case tc.pipe && est != 0:
 			t.Errorf("%s: estimate %d in pipe mode, want 0", tc.name, est)
-		case !tc.pipe && (est < n || est > 3*n):
-			t.Errorf("%s: estimate %d events, read %d: want between them and 3 times them", tc.name, est, n)
+		case !tc.pipe && (est < n || est > 5*n):
+			t.Errorf("%s: estimate %d events, read %d: want between them and 5 times them", tc.name, est, n)
 		}
 		t.Logf("%s: estimate %d, events %d", tc.name, est, n)
 	}
