@@ -196,6 +196,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	s.strs = timeline.NewStrings()
 	s.b = timeline.NewBuilder(s.strs, len(topo.CPUs))
+	s.b.Grow(eventEstimate(w))
 	s.cSwitch = s.Counter("switch")
 	s.cPreempt = s.Counter("preempt")
 	s.cWake = s.Counter("wakeup")
@@ -296,4 +297,18 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 		s.tasks[i].actFrom, s.tasks[i].actTo = from, to
 	}
 	return s, nil
+}
+
+// eventEstimate is how many events a run of w is likely to emit, for
+// sizing the modeled timeline's columns before the run: a segment's wake
+// is a sched_waking and a sched_wakeup, its run at least one switch, and
+// preemptions, migrations and idle switches add about as many again. A
+// run that emits more grows the columns as before; capacity it never
+// writes costs address space, not resident memory (timeline.Builder.Grow).
+func eventEstimate(w *Workload) int {
+	n := 0
+	for i := range w.Tasks {
+		n += 4*len(w.Tasks[i].Segments) + 4
+	}
+	return n
 }
