@@ -28,6 +28,19 @@ var goldenCases = []struct {
 		return handReplay(t, metrics.Filter{Comms: []string{"irqd"}}, "comm irqd")
 	}},
 	{"qemu-juno-asym", juno},
+	{"hand-seeds", handSeeds},
+}
+
+// handSeeds is the hand-made replay judged under three seeds: the first
+// is the report's own run, the others as if the model had reproduced the
+// recording exactly, so the verdict depends on the seed.
+func handSeeds(t *testing.T) *Replay {
+	r := handReplay(t, metrics.Filter{}, "")
+	rec := measureHand(t, handRec, metrics.Filter{})
+	exact := Judge(Compare(rec, rec, "recorded", "modeled"))
+	r.Seeds = []SeedVerdict{{Seed: 1, Verdict: Judge(r.Comparison)}, {Seed: 2, Verdict: exact}, {Seed: 3, Verdict: exact}}
+	r.Command = "schedlens replay --check-seeds 3 --patch lb-util-shr-bound,resched-ineligible hand-made"
+	return r
 }
 
 // handReplay is the hand-made pair of build_test.go with three knobs, one

@@ -62,6 +62,19 @@ type FidelityJSON struct {
 	// Scope says what the verdict measured: "overall", or "restricted"
 	// when a filter selected the tasks.
 	Scope string `json:"scope"`
+	// Seeds are the verdicts of every seed checked, the report's own
+	// first, and SeedDependent says whether they differ (replay
+	// --check-seeds); absent when one seed was judged.
+	Seeds         []SeedFidelityJSON `json:"seeds,omitempty"`
+	SeedDependent bool               `json:"seed_dependent,omitempty"`
+}
+
+// SeedFidelityJSON is the verdict of one seed's replay.
+type SeedFidelityJSON struct {
+	Seed     uint64          `json:"seed"`
+	Verdict  string          `json:"verdict"`
+	Passed   int             `json:"passed"`
+	Criteria []CriterionJSON `json:"criteria"`
 }
 
 // CriterionJSON is one criterion of the verdict.
@@ -201,7 +214,14 @@ func NewFidelityJSON(c *Comparison) FidelityJSON {
 	if c.Restricted {
 		f.Scope = "restricted"
 	}
-	for _, cr := range v.Criteria {
+	f.Criteria = criteriaJSON(v.Criteria)
+	return f
+}
+
+// criteriaJSON is the criteria of a verdict as JSON.
+func criteriaJSON(crs []Criterion) []CriterionJSON {
+	out := []CriterionJSON{}
+	for _, cr := range crs {
 		cj := CriterionJSON{Name: cr.Name, Threshold: cr.Threshold, Pass: cr.Pass}
 		if !math.IsInf(cr.Ratio, 0) {
 			r := round(cr.Ratio, 3)
@@ -211,9 +231,23 @@ func NewFidelityJSON(c *Comparison) FidelityJSON {
 			d := round(cr.CDFDistance, 3)
 			cj.CDFDistance = &d
 		}
-		f.Criteria = append(f.Criteria, cj)
+		out = append(out, cj)
 	}
-	return f
+	return out
+}
+
+// seedsJSON is the seeds' verdicts of a replay, nil for one seed.
+func seedsJSON(seeds []SeedVerdict) ([]SeedFidelityJSON, bool) {
+	if len(seeds) < 2 {
+		return nil, false
+	}
+	var out []SeedFidelityJSON
+	for _, s := range seeds {
+		out = append(out, SeedFidelityJSON{Seed: s.Seed, Verdict: s.Verdict.Verdict, Passed: s.Verdict.Passed,
+			Criteria: criteriaJSON(s.Verdict.Criteria)})
+	}
+	same, _ := SeedSummary(seeds)
+	return out, !same
 }
 
 func writeReplayJSON(w io.Writer, r *Replay) error {
@@ -224,6 +258,7 @@ func writeReplayJSON(w io.Writer, r *Replay) error {
 		Fidelity: NewFidelityJSON(c), Knobs: []KnobJSON{}, Comparison: NewComparisonJSON(c), Tasks: []TaskJSON{},
 		Notes: r.Notes, ModeledEvents: r.ModeledEvents,
 	}
+	doc.Fidelity.Seeds, doc.Fidelity.SeedDependent = seedsJSON(r.Seeds)
 	doc.Recorded, doc.Modeled = NewFiguresJSON(&ov.Base), NewFiguresJSON(&ov.New)
 	if doc.Notes == nil {
 		doc.Notes = []string{}

@@ -27,6 +27,11 @@ type Replay struct {
 	ModeledEvents int
 	// Filter describes the task selection (--pid/--comm), "" for none.
 	Filter string
+	// Seeds are the fidelity verdicts of replays of the same recording
+	// and model under other seeds, Seed's first (nil: only Seed's run was
+	// judged). A model whose figures move with its seed by more than the
+	// thresholds gives different verdicts, and the report says so.
+	Seeds []SeedVerdict
 	// Knobs: how often each policy knob fired in the modeled run; none
 	// prints nothing.
 	Knobs []Knob
@@ -168,6 +173,9 @@ func (d *writer) replay(r *Replay) {
 	d.defs(fmt.Sprintf("measured: %s / %s, over %s", c.New, c.Base, scope),
 		"faithful: all pass; partly faithful: CPU time and at least half pass")
 	d.para(v.Meaning())
+	if len(r.Seeds) > 1 {
+		d.seedTable(r.Seeds)
+	}
 
 	if len(r.Knobs) > 0 {
 		d.title("Knobs")
@@ -245,4 +253,45 @@ func (d *writer) taskTable(r *Replay) {
 	}
 	d.title(fmt.Sprintf("Top tasks (by %s run + wait time)", c.Base))
 	d.table(t)
+}
+
+// seedTable is the fidelity of each seed checked: the criteria's ratios
+// and the verdict, and whether the verdict depends on the seed.
+func (d *writer) seedTable(seeds []SeedVerdict) {
+	if len(seeds) == 0 || len(seeds[0].Verdict.Criteria) == 0 {
+		return
+	}
+	hdr := []string{"seed", "verdict"}
+	short := map[string]string{criterionCPU: "cpu", criterionRunnable: "runnable", criterionLatency: "p50",
+		Migrations: "migr", Preemptions: "preempt", ContextSwitches: "switches"}
+	for _, cr := range seeds[0].Verdict.Criteria {
+		hdr = append(hdr, short[cr.Name])
+	}
+	t := &report.Table{Header: hdr, Left: []bool{false, true}}
+	for _, s := range seeds {
+		row := []string{strconv.FormatUint(s.Seed, 10), s.Verdict.Verdict}
+		for _, cr := range s.Verdict.Criteria {
+			m := "-"
+			if !math.IsInf(cr.Ratio, 0) {
+				m = fmt.Sprintf("%.3f", cr.Ratio)
+			}
+			if !cr.Pass {
+				m += "!"
+			}
+			row = append(row, m)
+		}
+		t.Add(row...)
+	}
+	d.title("Fidelity across seeds")
+	d.table(t)
+	d.defs("each seed replays the same recording under the same model; the figures are the criteria's " +
+		"modeled / recorded ratios (p50: wakeup latency p50), ! where the criterion fails")
+	same, detail := SeedSummary(seeds)
+	if same {
+		d.para(fmt.Sprintf("Every seed gives the same verdict (%s).", detail))
+		return
+	}
+	d.para(fmt.Sprintf("The verdict depends on the seed: %s. The model's figures on this trace move with "+
+		"its seed by more than the thresholds, so one replay is one draw among several; whatif compares "+
+		"8 seeds a side and judges their mean.", detail))
 }

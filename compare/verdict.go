@@ -3,6 +3,9 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Verdicts.
@@ -138,4 +141,59 @@ func (v *Verdict) Meaning() string {
 	}
 	return fmt.Sprintf("Only %d of %d criteria pass: a what-if on this trace says little about what "+
 		"the real kernel would do.", v.Passed, n)
+}
+
+// SeedVerdict is the fidelity verdict of one replay seed.
+type SeedVerdict struct {
+	Seed    uint64
+	Verdict Verdict
+}
+
+// SeedSummary says whether the verdicts of several seeds agree, and if
+// not, which seeds gave which verdict ("not faithful for seed 1, partly
+// faithful for seeds 2-4"); same is true when every seed gives one
+// verdict.
+func SeedSummary(seeds []SeedVerdict) (same bool, detail string) {
+	if len(seeds) == 0 {
+		return true, ""
+	}
+	var order []string
+	by := map[string][]uint64{}
+	for _, s := range seeds {
+		if _, ok := by[s.Verdict.Verdict]; !ok {
+			order = append(order, s.Verdict.Verdict)
+		}
+		by[s.Verdict.Verdict] = append(by[s.Verdict.Verdict], s.Seed)
+	}
+	var parts []string
+	for _, v := range order {
+		ss := by[v]
+		word := "seed"
+		if len(ss) > 1 {
+			word = "seeds"
+		}
+		parts = append(parts, fmt.Sprintf("%s for %s %s", v, word, seedList(ss)))
+	}
+	return len(order) == 1, strings.Join(parts, ", ")
+}
+
+// seedList writes seeds in order, runs of consecutive ones as a range
+// ("1, 3-5").
+func seedList(ss []uint64) string {
+	ss = slices.Clone(ss)
+	slices.Sort(ss)
+	var parts []string
+	for i := 0; i < len(ss); {
+		j := i
+		for j+1 < len(ss) && ss[j+1] == ss[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ss[i], ss[j]))
+		} else {
+			parts = append(parts, strconv.FormatUint(ss[i], 10))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -20,14 +23,15 @@ func init() { subcommands = append(subcommands, newReplayCmd) }
 
 func newReplayCmd() *cobra.Command {
 	var (
-		f        traceFlags
-		m        modelFlags
-		policy   string
-		features []string
-		patches  []string
-		seed     uint64
-		out      string
-		top      int
+		f          traceFlags
+		m          modelFlags
+		policy     string
+		features   []string
+		patches    []string
+		seed       uint64
+		out        string
+		top        int
+		checkSeeds int
 	)
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
@@ -71,6 +75,14 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}
+			if checkSeeds > 1 {
+				recorded := run.Recorded
+				run, sim = nil, nil // the other seeds need none of the first run's schedule
+				opts.Progress, opts.Recorded = nil, recorded
+				if rep.Seeds, err = seedVerdicts(in, opts, rep.Comparison, seed, checkSeeds); err != nil {
+					return err
+				}
+			}
 			return compare.WriteReplay(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
@@ -83,7 +95,40 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 	fl.Uint64Var(&seed, "seed", 1, "random seed: the same trace, policy and seed give the same replay")
 	fl.StringVarP(&out, "output", "o", "", "also write the modeled schedule as a Perfetto trace")
 	fl.IntVar(&top, "top", 10, "rows in the per-comm and per-task tables")
+	fl.IntVar(&checkSeeds, "check-seeds", 4, "judge the fidelity under this many seeds (--seed and the next ones) and say whether the verdict depends on the seed; 1 replays --seed only")
 	return cmd
+}
+
+// seedVerdicts judges the fidelity of seeds first..first+n-1: the first
+// from the run already made (its comparison c), the others replayed now,
+// as many at a time as there are CPUs to run Go on. Each run's schedule
+// is dropped once judged.
+func seedVerdicts(in *modelInput, opts whatif.Options, c *compare.Comparison, first uint64, n int) ([]compare.SeedVerdict, error) {
+	out := make([]compare.SeedVerdict, n)
+	out[0] = compare.SeedVerdict{Seed: first, Verdict: compare.Judge(c)}
+	errs := make([]error, n)
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			o := opts
+			o.Seed = first + uint64(i)
+			r, err := whatif.Replay(in.tl, in.desc, o)
+			if err != nil {
+				errs[i] = fmt.Errorf("seed %d: %w", o.Seed, err)
+				return
+			}
+			out[i] = compare.SeedVerdict{Seed: o.Seed, Verdict: compare.Judge(compare.Compare(r.Recorded, r.Modeled, "recorded", "modeled"))}
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func patchList() []string {

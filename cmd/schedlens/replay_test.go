@@ -242,3 +242,67 @@ func TestReplayKernelFromTrace(t *testing.T) {
 		t.Errorf("juno --kernel 6.12 (matching): notes %q, want no kernel note", doc.Notes)
 	}
 }
+
+// TestReplaySeedCheck: on the host pipe pair (fixtures/ab/pipe-workers-host
+// base-1) the pair shares a CPU for some seeds and is split for others
+// (docs/whatif.md), so seeds 1-4 disagree on the p50 criterion and the
+// verdict: the report must say the verdict depends on the seed, and list
+// each seed's. --check-seeds 1 judges the one seed and prints no seeds.
+func TestReplaySeedCheck(t *testing.T) {
+	const tr = "../../fixtures/ab/pipe-workers-host/base-1/trace.pftrace.zst"
+	out, errOut, code := execute(t, "replay", "--format", "json", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Seed     uint64 `json:"seed"`
+		Fidelity struct {
+			Verdict string `json:"verdict"`
+			Seeds   []struct {
+				Seed     uint64 `json:"seed"`
+				Verdict  string `json:"verdict"`
+				Criteria []struct {
+					Name string `json:"name"`
+					Pass bool   `json:"pass"`
+				} `json:"criteria"`
+			} `json:"seeds"`
+			SeedDependent bool `json:"seed_dependent"`
+		} `json:"fidelity"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	f := doc.Fidelity
+	if len(f.Seeds) != 4 || f.Seeds[0].Seed != doc.Seed || f.Seeds[0].Verdict != f.Verdict {
+		t.Fatalf("seeds %+v: want 4, the report's own seed %d first with its verdict %q", f.Seeds, doc.Seed, f.Verdict)
+	}
+	p50 := map[bool]int{}
+	for i, s := range f.Seeds {
+		if s.Seed != doc.Seed+uint64(i) {
+			t.Errorf("seed %d at %d: want %d", s.Seed, i, doc.Seed+uint64(i))
+		}
+		for _, c := range s.Criteria {
+			if c.Name == "wakeup_latency" {
+				p50[c.Pass]++
+			}
+		}
+	}
+	if p50[true] == 0 || p50[false] == 0 || !f.SeedDependent {
+		t.Errorf("latency criterion passes for %d seeds and fails for %d, seed_dependent %v: want both, and true",
+			p50[true], p50[false], f.SeedDependent)
+	}
+	txt, errOut, code := execute(t, "replay", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(txt, "Fidelity across seeds") || !strings.Contains(txt, "The verdict depends on the seed") {
+		t.Errorf("text report without the seed table and its conclusion:\n%s", txt)
+	}
+	one, errOut, code := execute(t, "replay", "--format", "json", "--check-seeds", "1", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(one, `"seeds"`) {
+		t.Errorf("--check-seeds 1 printed seeds")
+	}
+}
