@@ -131,12 +131,32 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		}
 		return o
 	}
-	// The recording, measured once for every run.
-	first, err := Replay(tl, baseline, withRun(o.Options, 0, seeds[0], nil, nil))
-	if err != nil {
-		return nil, err
+	// Each side's workload is extracted once and read by all its seeds.
+	var prep [2]*Prepared
+	for side, desc := range []string{baseline, whatIf} {
+		set, tcs := topology.CPUSet(nil), []TaskChange(nil)
+		if side == 1 {
+			set, tcs = cpus, tasks
+		}
+		var err error
+		if prep[side], err = Prepare(tl, desc, withRun(o.Options, 0, seeds[0], set, tcs)); err != nil {
+			return nil, err
+		}
+		if side == 0 {
+			if err := autogroupMatters(baseline, whatIf, prep[0].Workload()); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if err := autogroupMatters(baseline, whatIf, first.Workload); err != nil {
+	progressOf := func(k int) func(doneNs, totalNs int64) {
+		if runProgress == nil {
+			return nil
+		}
+		return runProgress(k)
+	}
+	// The recording, measured once for every run.
+	first, err := prep[0].Run(seeds[0], progressOf(0), nil)
+	if err != nil {
 		return nil, err
 	}
 	p.Recorded, p.HZ = first.Recorded, first.Options.HZ
@@ -144,8 +164,20 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	type job struct {
 		side, i int
 	}
-	runs := [2][]*Run{make([]*Run, len(seeds)), make([]*Run, len(seeds))}
-	runs[0][0] = first
+	// What is kept of a run: its figures, not its schedule (16 modeled
+	// timelines held to the end would be most of the memory).
+	type kept struct {
+		policy  string
+		ncpu    int
+		modeled *compare.Side
+		notes   []string
+	}
+	keep := func(r *Run) *kept {
+		return &kept{policy: r.Policy, ncpu: r.Result.Timeline.NCPU, modeled: r.Modeled, notes: r.Notes}
+	}
+	runs := [2][]*kept{make([]*kept, len(seeds)), make([]*kept, len(seeds))}
+	runs[0][0] = keep(first)
+	first = nil
 	errs := make([]error, 2*len(seeds))
 	jobs := make(chan job)
 	par := o.Parallel
@@ -158,12 +190,13 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				desc, set, tcs := baseline, topology.CPUSet(nil), []TaskChange(nil)
-				if j.side == 1 {
-					desc, set, tcs = whatIf, cpus, tasks
+				k := j.side*len(seeds) + j.i
+				r, err := prep[j.side].Run(seeds[j.i], progressOf(k), o.Recorded)
+				if err != nil {
+					errs[k] = err
+					continue
 				}
-				r, err := Replay(tl, desc, withRun(o.Options, j.side*len(seeds)+j.i, seeds[j.i], set, tcs))
-				runs[j.side][j.i], errs[j.side*len(seeds)+j.i] = r, err
+				runs[j.side][j.i] = keep(r)
 			}
 		}()
 	}
@@ -185,18 +218,18 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	var sides [2][]compare.Run
 	for s := range 2 {
 		for i, r := range runs[s] {
-			tr := report.Trace{Path: r.Policy + " seed " + strconv.FormatUint(seeds[i], 10), Format: "model", CPUs: r.Result.Timeline.NCPU}
-			sides[s] = append(sides[s], compare.Run{Trace: tr, Side: r.Modeled})
+			tr := report.Trace{Path: r.policy + " seed " + strconv.FormatUint(seeds[i], 10), Format: "model", CPUs: r.ncpu}
+			sides[s] = append(sides[s], compare.Run{Trace: tr, Side: r.modeled})
 		}
 	}
 	p.AB = compare.CompareRuns(sides[0], sides[1], "baseline", "what-if")
 	p.Cells = judgeAll(p.AB, p.Recorded)
-	p.Notes = append(p.Notes, first.Notes...)
+	p.Notes = append(p.Notes, runs[0][0].notes...)
 	// What the what-if's own workload assumes beyond the baseline's (the
 	// CPUs it moved, the tasks it changed, the autogroups it dropped, its
 	// own overrun): the first seed's, as the baseline's notes are.
-	for _, n := range runs[1][0].Notes {
-		if !slices.Contains(first.Notes, n) {
+	for _, n := range runs[1][0].notes {
+		if !slices.Contains(runs[0][0].notes, n) {
 			p.Notes = append(p.Notes, "what-if run: "+n)
 		}
 	}

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -154,6 +155,35 @@ type Run struct {
 // Replay replays tl under the model desc (Policy.Resolve) and measures both
 // runs.
 func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
+	pr, err := Prepare(tl, desc, o)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Run(o.Seed, o.Progress, o.Recorded)
+}
+
+// Prepared is a recording's workload made ready for a model: extracted,
+// with the options' changes applied (autogroups, task changes, the CPUs
+// modeled), the cost model calibrated and the engine's options set. Every
+// seed's run reads it and none changes it, so one Prepared serves any
+// number of runs, at once if need be.
+type Prepared struct {
+	tl       *timeline.Timeline
+	desc     string
+	o        Options
+	cfg      policies.Config
+	w        *replay.Workload
+	topo     *topology.Topology // the topology modeled
+	recTopo  *topology.Topology // the recording's
+	kept     []int              // model CPU i is the trace's CPU kept[i] (denseCPUs)
+	ro       replay.Options
+	win      metrics.Window
+	workload int // the workload's assumptions before a run adds its own
+}
+
+// Prepare extracts tl's workload for the model desc under o (everything but
+// o's Seed, Progress and Recorded, which each run takes).
+func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 	if tl == nil || tl.Len() == 0 {
 		return nil, fmt.Errorf("whatif: empty timeline")
 	}
@@ -179,7 +209,7 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 		return nil, err
 	}
 	recTopo := topo
-	var kept []int // model CPU i is the trace's CPU kept[i] (denseCPUs)
+	var kept []int
 	if o.CPUs != nil {
 		if topo, _, err = restrictCPUs(w, topo, o.CPUs); err != nil {
 			return nil, err
@@ -192,8 +222,7 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	cost, costNote := policies.CalibratedCost(w, topo)
 	cfg.Cost = cost
 	w.Assumptions = append(w.Assumptions, costNote)
-	model, err := policies.New(cfg)
-	if err != nil {
+	if _, err := policies.New(cfg); err != nil {
 		return nil, fmt.Errorf("policy %q: %w", desc, err)
 	}
 	w.WakeRule = o.WakeRule
@@ -201,33 +230,49 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 		w.Assumptions = append(w.Assumptions, a)
 	}
 	ro := replay.CalibratedOptions(w)
-	ro.Seed = o.Seed
 	if o.HZ > 0 {
 		ro.HZ = o.HZ
 	}
 	if !o.NoOverrun && w.End > w.Start {
 		ro.Overrun = w.End - w.Start
 	}
-	ro.Progress = o.Progress
-	res, err := replay.Simulate(w, topo, model, ro)
-	if err != nil {
-		return nil, err
-	}
-	if kept != nil {
-		// Back to the trace's CPU numbers, measured on its machine.
-		if err := res.Timeline.RenumberCPUs(kept, recTopo.NCPU()); err != nil {
-			return nil, err
-		}
-		res.Timeline.Topology = recTopo
-		topo = recTopo
-	}
 	win := o.Window
 	if win == (metrics.Window{}) {
 		win = metrics.DefaultWindow(tl)
 	}
-	rec := o.Recorded
+	return &Prepared{tl: tl, desc: desc, o: o, cfg: cfg, w: w, topo: topo, recTopo: recTopo, kept: kept, ro: ro, win: win,
+		workload: len(w.Assumptions)}, nil
+}
+
+// Workload is the prepared workload (read it, do not change it).
+func (pr *Prepared) Workload() *replay.Workload { return pr.w }
+
+// Run replays the prepared workload under seed and measures both runs:
+// the recording (rec, when not nil, is the recording measured already, to
+// reuse) and the modeled run. progress, when set, is told how much of the
+// recording's span the model has simulated.
+func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side) (*Run, error) {
+	model, err := policies.New(pr.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", pr.desc, err)
+	}
+	w, o, topo, win := pr.w, pr.o, pr.topo, pr.win
+	ro := pr.ro
+	ro.Seed, ro.Progress = seed, progress
+	res, err := replay.Simulate(w, topo, model, ro)
+	if err != nil {
+		return nil, err
+	}
+	if pr.kept != nil {
+		// Back to the trace's CPU numbers, measured on its machine.
+		if err := res.Timeline.RenumberCPUs(pr.kept, pr.recTopo.NCPU()); err != nil {
+			return nil, err
+		}
+		res.Timeline.Topology = pr.recTopo
+		topo = pr.recTopo
+	}
 	if rec == nil {
-		if rec, err = compare.Measure(tl, compare.Options{Window: win, Topology: recTopo, Filter: o.Filter, Affinity: o.Affinity}); err != nil {
+		if rec, err = compare.Measure(pr.tl, compare.Options{Window: win, Topology: pr.recTopo, Filter: o.Filter, Affinity: o.Affinity}); err != nil {
 			return nil, err
 		}
 	}
@@ -237,6 +282,8 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// This run's assumptions: the workload's, then its own.
+	asm := slices.Clip(w.Assumptions[:pr.workload])
 	if sim.End > win.End {
 		// The run went on past the recording: completion takes all of it.
 		whole, err := compare.Measure(sim, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter})
@@ -249,14 +296,14 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 		} else {
 			mod.TakeCompletion(whole)
 		}
-		w.Assumptions = append(w.Assumptions, replay.Assumption{Name: "overrun", Detail: fmt.Sprintf(
+		asm = append(asm, replay.Assumption{Name: "overrun", Detail: fmt.Sprintf(
 			"tasks that exit in the recording had not by its end: the modeled run went on %s past it; %s", dur(sim.End-win.End), measured)})
 	}
 	r := &Run{Policy: res.Policy, Workload: w, Options: ro, Result: res, Recorded: rec, Modeled: mod, Window: win}
 	if r.Policy == "" {
-		r.Policy = desc
+		r.Policy = pr.desc
 	}
-	for _, a := range w.Assumptions {
+	for _, a := range asm {
 		note := "assumed " + a.Name + ": " + a.Detail
 		if a.Tasks > 0 {
 			note += fmt.Sprintf(" (%d tasks)", a.Tasks)
