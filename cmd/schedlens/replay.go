@@ -58,8 +58,12 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			ld, win, topo := in.ld, in.win, in.topo
 			bar, prog := f.simulationProgress(cmd)
 			opts := in.opts
-			opts.Seed, opts.Progress = seed, prog
-			run, err := whatif.Replay(in.tl, in.desc, opts)
+			pr, err := whatif.Prepare(in.tl, in.desc, opts)
+			if err != nil {
+				bar.Done()
+				return err
+			}
+			run, err := pr.Run(seed, prog, nil)
 			bar.Done()
 			if err != nil {
 				return err
@@ -78,8 +82,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if checkSeeds > 1 {
 				recorded := run.Recorded
 				run, sim = nil, nil // the other seeds need none of the first run's schedule
-				opts.Progress, opts.Recorded = nil, recorded
-				if rep.Seeds, err = seedVerdicts(in, opts, rep.Comparison, seed, checkSeeds); err != nil {
+				if rep.Seeds, err = seedVerdicts(pr, recorded, rep.Comparison, seed, checkSeeds); err != nil {
 					return err
 				}
 			}
@@ -100,10 +103,11 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 }
 
 // seedVerdicts judges the fidelity of seeds first..first+n-1: the first
-// from the run already made (its comparison c), the others replayed now,
-// as many at a time as there are CPUs to run Go on. Each run's schedule
-// is dropped once judged.
-func seedVerdicts(in *modelInput, opts whatif.Options, c *compare.Comparison, first uint64, n int) ([]compare.SeedVerdict, error) {
+// from the run already made (its comparison c), the others replayed now
+// from the same prepared workload against the recording measured once
+// (rec), as many at a time as there are CPUs to run Go on. Each run's
+// schedule is dropped once judged.
+func seedVerdicts(pr *whatif.Prepared, rec *compare.Side, c *compare.Comparison, first uint64, n int) ([]compare.SeedVerdict, error) {
 	out := make([]compare.SeedVerdict, n)
 	out[0] = compare.SeedVerdict{Seed: first, Verdict: compare.Judge(c)}
 	errs := make([]error, n)
@@ -114,14 +118,13 @@ func seedVerdicts(in *modelInput, opts whatif.Options, c *compare.Comparison, fi
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			o := opts
-			o.Seed = first + uint64(i)
-			r, err := whatif.Replay(in.tl, in.desc, o)
+			seed := first + uint64(i)
+			r, err := pr.Run(seed, nil, rec)
 			if err != nil {
-				errs[i] = fmt.Errorf("seed %d: %w", o.Seed, err)
+				errs[i] = fmt.Errorf("seed %d: %w", seed, err)
 				return
 			}
-			out[i] = compare.SeedVerdict{Seed: o.Seed, Verdict: compare.Judge(compare.Compare(r.Recorded, r.Modeled, "recorded", "modeled"))}
+			out[i] = compare.SeedVerdict{Seed: seed, Verdict: compare.Judge(compare.Compare(r.Recorded, r.Modeled, "recorded", "modeled"))}
 		}(i)
 	}
 	wg.Wait()
