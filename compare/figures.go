@@ -276,12 +276,14 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 		}
 	}
 	// Completion: the end of each task's last run in the window.
-	last := completions(tl, win, sel)
-	for id, t := range last {
-		if t == timeline.NoTime || !sel(timeline.TaskID(id)) {
+	for i := range acc.Tasks {
+		t := &acc.Tasks[i]
+		end, ok := t.Completion()
+		if !ok || !sel(t.ID) {
 			continue
 		}
-		d := int64(t - win.Start)
+		id := t.ID
+		d := int64(end - win.Start)
 		s.Overall.CompletionNs = max(s.Overall.CompletionNs, d)
 		comms[commOf[id]].CompletionNs = max(comms[commOf[id]].CompletionNs, d)
 		classes[classOf[id]].CompletionNs = max(classes[classOf[id]].CompletionNs, d)
@@ -304,32 +306,6 @@ func dist(d []int64) metrics.Dist {
 	}
 	slices.Sort(d)
 	return metrics.NewDist(d)
-}
-
-// completions returns, per selected task, where its last run in the window
-// ended (the window end if it was running or runnable there), NoTime if it
-// did not run in the window.
-func completions(tl *timeline.Timeline, win metrics.Window, sel func(timeline.TaskID) bool) []timeline.Time {
-	last := make([]timeline.Time, len(tl.Tasks))
-	for i := range last {
-		last[i] = timeline.NoTime
-	}
-	tl.Walk(func(sp *timeline.Span) {
-		if !sel(sp.Task) || sp.Start >= win.End {
-			return
-		}
-		switch sp.State {
-		case timeline.SpanRunning:
-			if sp.End > win.Start {
-				last[sp.Task] = max(last[sp.Task], min(sp.End, win.End))
-			}
-		case timeline.SpanWoken, timeline.SpanPreempted:
-			if sp.End >= win.End && sp.Start < win.End {
-				last[sp.Task] = win.End // not done when the window ends
-			}
-		}
-	})
-	return last
 }
 
 func sortScopes(s []ScopeFigures) []ScopeFigures {

@@ -99,6 +99,11 @@ type TaskTimes struct {
 	Censored bool `json:"censored"`
 
 	rq int64
+	// last is where the task's last run in the window ended, or the
+	// window's end when it was running or runnable there (hasLast: it
+	// ran in the window); see Completion.
+	last    timeline.Time
+	hasLast bool
 }
 
 // CPUTimes is the per-CPU accounting of `schedlens cpus`.
@@ -164,6 +169,18 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 		}
 		if s.Open() && d > 0 && s.State != timeline.SpanSleeping && s.State != timeline.SpanBlocked {
 			tt.Censored = true
+		}
+		if s.Start < win.End {
+			// Completion: the end of the last run in the window, or the
+			// window's end when the task is still runnable there.
+			switch {
+			case s.State == timeline.SpanRunning && s.End > win.Start:
+				if e := min(s.End, win.End); !tt.hasLast || e > tt.last {
+					tt.last, tt.hasLast = e, true
+				}
+			case (s.State == timeline.SpanWoken || s.State == timeline.SpanPreempted) && s.End >= win.End:
+				tt.last, tt.hasLast = win.End, true
+			}
 		}
 		switch s.State {
 		case timeline.SpanRunning:
@@ -256,6 +273,11 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 	})
 	return acc
 }
+
+// Completion returns where the task's last run in the window ended, or
+// the window's end when it was still running or runnable there (its work
+// not done); false when it did not run in the window.
+func (t *TaskTimes) Completion() (timeline.Time, bool) { return t.last, t.hasLast }
 
 // countEvents adds the switch, preemption and migration counts of the
 // events in win to tasks and cpus, and marks the tasks they name in seen.
