@@ -51,6 +51,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
   schedlens replay --comm cyclictest trace.txt.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if checkSeeds < 1 {
+				return usagef("--check-seeds %d: want 1 (--seed alone) or more", checkSeeds)
+			}
 			in, err := m.load(cmd, &f, args[0], whatif.Policy{Description: policy, Patches: patches, Features: features}, compare.Formats...)
 			if err != nil {
 				return err

@@ -306,3 +306,14 @@ func TestReplaySeedCheck(t *testing.T) {
 		t.Errorf("--check-seeds 1 printed seeds")
 	}
 }
+
+// TestReplayCheckSeedsUsage: a count below 1 is a usage error (exit 2)
+// that says what is wanted, before anything is read.
+func TestReplayCheckSeedsUsage(t *testing.T) {
+	for _, n := range []string{"0", "-3"} {
+		_, errOut, code := execute(t, "replay", "--check-seeds", n, fx+"ftrace-hackbench-quiet/trace.txt.zst")
+		if code != 2 || !strings.Contains(errOut, "--check-seeds "+n+": want 1") {
+			t.Errorf("--check-seeds %s: exit %d, stderr %q; want exit 2 and the usage message", n, code, errOut)
+		}
+	}
+}
