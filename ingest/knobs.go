@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -33,8 +34,54 @@ type Knobs struct {
 	// forced-idle sync out of core scheduling's pick), from the
 	// "sched_model_features:" line.
 	ModelFeatures []string
+	// Reported are the sched tunables the recording kernel reported before
+	// the workload, from the "sched_state:" line (tools/qemu's
+	// guest-init.sh reads them from debugfs), as debugfs name=value:
+	// base_slice_ns always (its boot value depends on the kernel build and
+	// the CPU count: 6.12 stable kernels use 0.70 ms where 6.12.0 used
+	// 0.75), migration_cost_ns and nr_migrate when they differ from the
+	// kernel's defaults (500000 and 32). A tunable that Tunables also sets
+	// is left to Tunables.
+	Reported []string
 	// File is the meta.txt read ("" when there is none).
 	File string
+}
+
+// reportedTunables maps the keys of a "sched_state:" line to debugfs
+// tunable names, with the kernel default that is not reported (0 for the
+// base slice, which is reported whatever it is: no kernel boots with 0).
+var reportedTunables = []struct {
+	key, name string
+	def       int64
+}{
+	{"sched_base_slice_ns", "base_slice_ns", 0},
+	{"sched_migration_cost_ns", "migration_cost_ns", 500000}, // sysctl_sched_migration_cost
+	{"sched_nr_migrate", "nr_migrate", 32},                   // sysctl_sched_nr_migrate
+}
+
+// parseSchedState reads the tunables of a "sched_state:" line:
+// "name: value" pairs separated by ";" (values that are not integers,
+// such as the feature list, are passed over).
+func parseSchedState(v string) []string {
+	var out []string
+	for _, kv := range strings.Split(v, ";") {
+		key, val, ok := strings.Cut(kv, ":")
+		if !ok {
+			continue
+		}
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		for _, t := range reportedTunables {
+			if key != t.key {
+				continue
+			}
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || n < 0 || n == t.def {
+				continue
+			}
+			out = append(out, t.name+"="+strconv.FormatInt(n, 10))
+		}
+	}
+	return out
 }
 
 // MergeSysctls adds the sysctls a trace states (parse.Meta.Sysctls,
@@ -55,7 +102,7 @@ func (k *Knobs) MergeSysctls(fromTrace []string) int {
 
 // Empty says whether the recording ran its kernel as the version ships.
 func (k Knobs) Empty() bool {
-	return len(k.Features)+len(k.Tunables)+len(k.Sysctls)+len(k.Patches)+len(k.ModelFeatures) == 0
+	return len(k.Features)+len(k.Tunables)+len(k.Sysctls)+len(k.Patches)+len(k.ModelFeatures)+len(k.Reported) == 0
 }
 
 // KnobsNextTo reads the knobs recorded in meta.txt next to a trace (see
@@ -108,6 +155,10 @@ func KnobsNextTo(tracePath string) (Knobs, error) {
 				}
 				*section = append(*section, w)
 			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(text, "sched_state:"); ok {
+			k.Reported = append(k.Reported, parseSchedState(v)...)
 			continue
 		}
 		if v, ok := strings.CutPrefix(text, "sched_patches:"); ok {

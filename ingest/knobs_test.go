@@ -28,6 +28,14 @@ func TestKnobsNextTo(t *testing.T) {
 		{"empty model features", "sched_patches:\nsched_model_features:\n", Knobs{}, ""},
 		{"bad model feature", "sched_model_features: NO_CORE_SYNC core_sync\n", Knobs{}, "meta.txt:1: sched_model_features: \"core_sync\": want a feature name"},
 		{"model feature tunable", "\n\nsched_model_features: base_slice_ns=1\n", Knobs{}, "meta.txt:3: sched_model_features: \"base_slice_ns=1\": want a feature name"},
+		// The line tools/qemu's guest-init.sh writes (a 6.12.95 guest, 2
+		// CPUs): the base slice always, the other two only off their
+		// defaults; the feature list and the preemption mode are not
+		// tunables of the model.
+		{"state", "sched_state: sched_features: PLACE_LAG RUN_TO_PARITY ;sched_base_slice_ns: 1400000;sched_migration_cost_ns: 500000;sched_nr_migrate: 32;sched_preempt: none (voluntary) full ;sched_autogroup_enabled: 1;\n",
+			Knobs{Reported: []string{"base_slice_ns=1400000"}}, ""},
+		{"state off defaults", "sched_state: sched_base_slice_ns: 3000000;sched_migration_cost_ns: 0;sched_nr_migrate: 8;\n",
+			Knobs{Reported: []string{"base_slice_ns=3000000", "migration_cost_ns=0", "nr_migrate=8"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

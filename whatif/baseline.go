@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/schedlens/schedlens/ingest"
@@ -26,6 +27,18 @@ func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
 			}
 			out = append(out, c)
 		}
+	}
+	// What the kernel reported at capture, unless the capture set it.
+	for _, s := range k.Reported {
+		name, _, _ := strings.Cut(s, "=")
+		if slices.ContainsFunc(k.Tunables, func(t string) bool { return strings.HasPrefix(t, name+"=") }) {
+			continue
+		}
+		c, err := ParseChange(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: sched_state: %v", k.File, err)
+		}
+		out = append(out, c)
 	}
 	for _, s := range k.ModelFeatures {
 		c, err := ParseChange(s)

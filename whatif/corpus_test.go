@@ -77,6 +77,22 @@ func loadAB(t *testing.T, path string) *abTrace {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The baseline is the kernel recorded, as the command takes it: its
+	// version's model with what meta.txt and the trace say it ran (the
+	// knobs a capture set, the seed patches a build lacked, the base slice
+	// the kernel reported, the sysctls the recorder read).
+	k, err := ingest.KnobsNextTo(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.MergeSysctls(ld.Meta.Sysctls)
+	changes, _, err := RecordedChanges(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc, err = Baseline(desc, changes); err != nil {
+		t.Fatal(err)
+	}
 	am, err := affinity.Build(ld.Timeline, affinity.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)

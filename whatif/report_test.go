@@ -59,7 +59,7 @@ func TestReportGolden(t *testing.T) {
 	if err := json.Unmarshal(render(t, p, "json"), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["baseline"].(map[string]any)["policy"] != "6.12" || doc["runs"].(float64) != 3 || len(doc["changes"].([]any)) != 1 {
+	if doc["baseline"].(map[string]any)["policy"] != "6.12,base_slice_ns=1400000" || doc["runs"].(float64) != 3 || len(doc["changes"].([]any)) != 1 {
 		t.Errorf("json head: baseline %v runs %v changes %v", doc["baseline"], doc["runs"], doc["changes"])
 	}
 	names := map[string]bool{}

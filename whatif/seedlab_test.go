@@ -15,7 +15,6 @@ import (
 
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/compare"
-	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/internal/golden"
 )
 
@@ -137,18 +136,7 @@ func readHeadline(t *testing.T, trace string, h seedHeadline) float64 {
 // reverted or added, the sched features set).
 func loadSeedRun(t *testing.T, path string) *abTrace {
 	t.Helper()
-	x := loadAB(t, path)
-	k, err := ingest.KnobsNextTo(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes, _, err := RecordedChanges(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x.desc, err = Baseline(x.desc, changes); err != nil {
-		t.Fatal(err)
-	}
+	x := loadAB(t, path) // the baseline with meta.txt's knobs
 	// The workloads pin their tasks (003's pair and hogs, 001's step 1):
 	// the masks they set are in affinity.txt next to the seed's runs.
 	rules, err := affinity.ReadRules(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "affinity.txt"))

@@ -226,7 +226,9 @@ func TestReplayKernelFromTrace(t *testing.T) {
 		return false
 	}
 	doc := replayJSON(t, "--patch", "-lb-util-shr-bound", fx+"qemu-juno-asym/trace.txt.zst")
-	if doc.Policy != "6.12,-lb-util-shr-bound" || !has(doc.Notes, "kernel 6.12: the trace's kernel is 6.12.95+deb12-arm64 (from ") {
+	// The recording's kernel reported base_slice_ns 2100000 (meta.txt's
+	// sched_state: 0.70 ms x 3 on 6 CPUs), which the baseline takes.
+	if doc.Policy != "6.12,-lb-util-shr-bound,base_slice_ns=2100000" || !has(doc.Notes, "kernel 6.12: the trace's kernel is 6.12.95+deb12-arm64 (from ") {
 		t.Errorf("juno: policy %q, notes %q", doc.Policy, doc.Notes)
 	}
 	doc = replayJSON(t, fx+"ftrace-pipe-lost/trace.txt.gz")
@@ -234,7 +236,7 @@ func TestReplayKernelFromTrace(t *testing.T) {
 		t.Errorf("pipe-lost: policy %q, notes %q", doc.Policy, doc.Notes)
 	}
 	doc = replayJSON(t, "--kernel", "6.18", fx+"qemu-juno-asym/trace.txt.zst")
-	if doc.Policy != "6.18" || !has(doc.Notes, "kernel 6.18 as given, but the trace's kernel is 6.12.95+deb12-arm64") {
+	if doc.Policy != "6.18,base_slice_ns=2100000" || !has(doc.Notes, "kernel 6.18 as given, but the trace's kernel is 6.12.95+deb12-arm64") {
 		t.Errorf("juno --kernel 6.18: policy %q, notes %q", doc.Policy, doc.Notes)
 	}
 	doc = replayJSON(t, "--kernel", "6.12", fx+"qemu-juno-asym/trace.txt.zst")
