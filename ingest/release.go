@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/schedlens/schedlens/topology"
 )
@@ -99,4 +100,30 @@ func KernelRelease(ld *Loaded, topo *topology.Topology, path string) (release, s
 		return "", "", err
 	}
 	return rel, "from " + file, nil
+}
+
+// DateNextTo returns when the trace was recorded, from the "date:" line of
+// meta.txt next to it (RFC 3339, as the capture scripts write it: "date:
+// 2026-12-06T02:39:06Z"); false when there is no such file or line, or
+// the line is not such a time (the date only informs a warning, so an
+// unreadable one is no error).
+func DateNextTo(tracePath string) (time.Time, bool) {
+	dir := tracePath
+	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(tracePath)
+	}
+	f, err := os.Open(filepath.Join(dir, MetaFileName))
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "date:"); ok {
+			t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+			return t, err == nil
+		}
+	}
+	return time.Time{}, false
 }

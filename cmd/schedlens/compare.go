@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/schedlens/schedlens/compare"
+	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/topology"
 )
 
@@ -73,6 +75,10 @@ excludes 0 are marked *...*; any other change is inside the noise.
 					}
 					sides[i] = append(sides[i], run)
 				}
+			}
+			if w := recordingOrder(basePaths, newPaths); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
+				f.warnings = append(f.warnings, w)
 			}
 			rep := &compare.ABReport{AB: compare.CompareRuns(sides[0], sides[1], "base", "new"), Window: f.windowText(),
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
@@ -196,4 +202,18 @@ func (f *traceFlags) windowText() string {
 		return "the valid window of each trace"
 	}
 	return strings.Join(parts, " ") + ", in each trace (on its own clock), within its valid window"
+}
+
+// recordingOrder is compare.RecordingOrder over the dates in the meta.txt
+// next to each trace ("" when a trace has none).
+func recordingOrder(base, new []string) string {
+	dates := func(paths []string) []time.Time {
+		var out []time.Time
+		for _, p := range paths {
+			t, _ := ingest.DateNextTo(p)
+			out = append(out, t)
+		}
+		return out
+	}
+	return compare.RecordingOrder(dates(base), dates(new))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -210,5 +211,39 @@ func TestABFixtureHarness(t *testing.T) {
 	write("expect.txt", "= preemptions overall\n+ preemptions overall\n")
 	if f := abFailures(t, dir); len(f) != 1 || !strings.Contains(f[0], "expect.txt:2: overall preemptions") {
 		t.Errorf("wrong expectation: %q, want one failure at line 2", f)
+	}
+}
+
+// TestCompareRecordingOrder: hackbench4-2cpu's runs were recorded base
+// first, then new (meta.txt's dates), and compare says so in the JSON
+// warnings and on stderr; hackbench-2cpu's were recorded interleaved, and
+// it says nothing.
+func TestCompareRecordingOrder(t *testing.T) {
+	const ab = "../../fixtures/ab/"
+	for _, tc := range []struct {
+		dir, knob string
+		warned    bool
+	}{
+		{"hackbench4-2cpu", "NO_RUN_TO_PARITY", true},
+		{"hackbench-2cpu", "NO_RUN_TO_PARITY", false},
+	} {
+		base, _ := filepath.Glob(ab + tc.dir + "/base-*/trace.txt.zst")
+		new, _ := filepath.Glob(ab + tc.dir + "/" + tc.knob + "/new-*/trace.txt.zst")
+		args := append(append(append([]string{"compare", "--format", "json"}, base...), "--vs"), new...)
+		out, errOut, code := execute(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.dir, code, errOut)
+		}
+		var doc struct {
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		const w = "the base runs were all recorded before the new runs"
+		inJSON := slices.ContainsFunc(doc.Warnings, func(s string) bool { return strings.HasPrefix(s, w) })
+		if inJSON != tc.warned || strings.Contains(errOut, "warning: "+w) != tc.warned {
+			t.Errorf("%s: warned %v in JSON, stderr %q; want %v", tc.dir, inJSON, errOut, tc.warned)
+		}
 	}
 }
