@@ -75,7 +75,9 @@ func parseSchedState(v string) []string {
 				continue
 			}
 			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || n < 0 || n == t.def {
+			// debugfs holds them as u32: a value beyond is no reading of
+			// a kernel, and is passed over.
+			if err != nil || n < 0 || n > 1<<32-1 || n == t.def {
 				continue
 			}
 			out = append(out, t.name+"="+strconv.FormatInt(n, 10))
