@@ -122,24 +122,17 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 			}
 		}
 	}
-	withRun := func(o Options, k int, seed uint64, cpus topology.CPUSet, tasks []TaskChange) Options {
-		o = withSeed(o, seed, cpus)
-		o.Tasks = tasks
-		o.WholeRun = true
-		if runProgress != nil {
-			o.Progress = runProgress(k)
-		}
-		return o
-	}
-	// Each side's workload is extracted once and read by all its seeds.
+	// Each side's workload is extracted once and read by all its seeds;
+	// the runs are measured over their whole length, as real runs are.
 	var prep [2]*Prepared
 	for side, desc := range []string{baseline, whatIf} {
-		set, tcs := topology.CPUSet(nil), []TaskChange(nil)
+		so := o.Options
+		so.WholeRun = true
 		if side == 1 {
-			set, tcs = cpus, tasks
+			so.CPUs, so.Tasks = cpus, tasks
 		}
 		var err error
-		if prep[side], err = Prepare(tl, desc, withRun(o.Options, 0, seeds[0], set, tcs)); err != nil {
+		if prep[side], err = Prepare(tl, desc, so); err != nil {
 			return nil, err
 		}
 		if side == 0 {
@@ -161,9 +154,6 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	}
 	p.Recorded, p.HZ = first.Recorded, first.Options.HZ
 	o.Recorded = first.Recorded
-	type job struct {
-		side, i int
-	}
 	// What is kept of a run: its figures, not its schedule (16 modeled
 	// timelines held to the end would be most of the memory).
 	type kept struct {
@@ -178,42 +168,19 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	runs := [2][]*kept{make([]*kept, len(seeds)), make([]*kept, len(seeds))}
 	runs[0][0] = keep(first)
 	first = nil
-	errs := make([]error, 2*len(seeds))
-	jobs := make(chan job)
-	par := o.Parallel
-	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	for range par {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				k := j.side*len(seeds) + j.i
-				r, err := prep[j.side].Run(seeds[j.i], progressOf(k), o.Recorded)
-				if err != nil {
-					errs[k] = err
-					continue
-				}
-				runs[j.side][j.i] = keep(r)
-			}
-		}()
-	}
-	for i := range seeds {
-		for side := range 2 {
-			if side == 0 && i == 0 {
-				continue
-			}
-			jobs <- job{side, i}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	for _, err := range errs {
+	// Run k is side k/len(seeds), seed k%len(seeds); run 0 is done.
+	err = inParallel(2*len(seeds)-1, o.Parallel, func(j int) error {
+		k := j + 1
+		side, i := k/len(seeds), k%len(seeds)
+		r, err := prep[side].Run(seeds[i], progressOf(k), o.Recorded)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		runs[side][i] = keep(r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var sides [2][]compare.Run
 	for s := range 2 {
@@ -236,9 +203,36 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	return p, nil
 }
 
-func withSeed(o Options, seed uint64, cpus topology.CPUSet) Options {
-	o.Seed, o.CPUs = seed, cpus
-	return o
+// inParallel calls f(0) .. f(n-1), par at a time (par <= 0: as many as
+// there are CPUs for Go), and returns the error of the lowest index that
+// failed.
+func inParallel(n, par int, f func(i int) error) error {
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(par, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // autogroupMatters refuses a what-if whose only change of autogroups

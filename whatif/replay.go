@@ -244,6 +244,26 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 		workload: len(w.Assumptions)}, nil
 }
 
+// Verdicts judges the fidelity of a replay under each of seeds, against
+// the recording measured once (rec, nil: measured by the first run), the
+// runs as many at a time as there are CPUs for Go; a run's schedule is
+// dropped once judged. replay's seed check uses it.
+func (pr *Prepared) Verdicts(seeds []uint64, rec *compare.Side) ([]compare.SeedVerdict, error) {
+	out := make([]compare.SeedVerdict, len(seeds))
+	err := inParallel(len(seeds), 0, func(i int) error {
+		r, err := pr.Run(seeds[i], nil, rec)
+		if err != nil {
+			return fmt.Errorf("seed %d: %w", seeds[i], err)
+		}
+		out[i] = compare.SeedVerdict{Seed: seeds[i], Verdict: compare.Judge(compare.Compare(r.Recorded, r.Modeled, "recorded", "modeled"))}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Workload is the prepared workload (read it, do not change it).
 func (pr *Prepared) Workload() *replay.Workload { return pr.w }
 

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -83,11 +80,19 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote the modeled schedule (%d events) to %s\n", sim.Len(), out)
 			}
 			if checkSeeds > 1 {
+				// The first seed is judged already; the others need none
+				// of its schedule.
 				recorded := run.Recorded
-				run, sim = nil, nil // the other seeds need none of the first run's schedule
-				if rep.Seeds, err = seedVerdicts(pr, recorded, rep.Comparison, seed, checkSeeds); err != nil {
+				run, sim = nil, nil
+				others := make([]uint64, checkSeeds-1)
+				for i := range others {
+					others[i] = seed + uint64(i) + 1
+				}
+				more, err := pr.Verdicts(others, recorded)
+				if err != nil {
 					return err
 				}
+				rep.Seeds = append([]compare.SeedVerdict{{Seed: seed, Verdict: compare.Judge(rep.Comparison)}}, more...)
 			}
 			return compare.WriteReplay(cmd.OutOrStdout(), rep, f.format)
 		},
@@ -103,38 +108,6 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 	fl.IntVar(&top, "top", 10, "rows in the per-comm and per-task tables")
 	fl.IntVar(&checkSeeds, "check-seeds", 4, "judge the fidelity under this many seeds (--seed and the next ones) and say whether the verdict depends on the seed; 1 replays --seed only")
 	return cmd
-}
-
-// seedVerdicts judges the fidelity of seeds first..first+n-1: the first
-// from the run already made (its comparison c), the others replayed now
-// from the same prepared workload against the recording measured once
-// (rec), as many at a time as there are CPUs to run Go on. Each run's
-// schedule is dropped once judged.
-func seedVerdicts(pr *whatif.Prepared, rec *compare.Side, c *compare.Comparison, first uint64, n int) ([]compare.SeedVerdict, error) {
-	out := make([]compare.SeedVerdict, n)
-	out[0] = compare.SeedVerdict{Seed: first, Verdict: compare.Judge(c)}
-	errs := make([]error, n)
-	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
-	var wg sync.WaitGroup
-	for i := 1; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			seed := first + uint64(i)
-			r, err := pr.Run(seed, nil, rec)
-			if err != nil {
-				errs[i] = fmt.Errorf("seed %d: %w", seed, err)
-				return
-			}
-			out[i] = compare.SeedVerdict{Seed: seed, Verdict: compare.Judge(compare.Compare(r.Recorded, r.Modeled, "recorded", "modeled"))}
-		}(i)
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func patchList() []string {
