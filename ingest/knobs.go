@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,11 +115,7 @@ func (k Knobs) Empty() bool {
 // baseline to check). No file is no knobs; a line that does not parse
 // is an error with its line number.
 func KnobsNextTo(tracePath string) (Knobs, error) {
-	dir := tracePath
-	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
-		dir = filepath.Dir(tracePath)
-	}
-	file := filepath.Join(dir, MetaFileName)
+	file := MetaFileNextTo(tracePath)
 	f, err := os.Open(file)
 	if os.IsNotExist(err) {
 		return Knobs{}, nil

@@ -16,6 +16,39 @@ import (
 // scripts): "key: value" lines, of which ReleaseNextTo reads "kernel".
 const MetaFileName = "meta.txt"
 
+// MetaFileNextTo returns the meta.txt of a trace: in the trace's folder,
+// or in the folder itself when tracePath is one.
+func MetaFileNextTo(tracePath string) string {
+	dir := tracePath
+	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(tracePath)
+	}
+	return filepath.Join(dir, MetaFileName)
+}
+
+// metaLine returns the value of the first "key:" line of the meta.txt next
+// to a trace, the file and the line number; "" (and no error) when there
+// is no such file or line. A file that cannot be read is an error.
+func metaLine(tracePath, key string) (value, file string, line int, err error) {
+	file = MetaFileNextTo(tracePath)
+	f, err := os.Open(file)
+	if os.IsNotExist(err) {
+		return "", "", 0, nil
+	}
+	if err != nil {
+		return "", "", 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for line = 1; sc.Scan(); line++ {
+		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
+			return v, file, line, nil
+		}
+	}
+	return "", "", 0, sc.Err()
+}
+
 // ReleaseNextTo returns the kernel release recorded in meta.txt next to a
 // trace (in the trace's folder, or in the folder itself), and the file it
 // came from; "" when there is no such file or line. Its "kernel:" line is
@@ -24,64 +57,29 @@ const MetaFileName = "meta.txt"
 // field is the release. A meta.txt that cannot be read is an error; one
 // whose kernel line has no release is an error with its line number.
 func ReleaseNextTo(tracePath string) (release, file string, err error) {
-	dir := tracePath
-	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
-		dir = filepath.Dir(tracePath)
-	}
-	file = filepath.Join(dir, MetaFileName)
-	f, err := os.Open(file)
-	if os.IsNotExist(err) {
-		return "", "", nil
-	}
-	if err != nil {
+	v, file, line, err := metaLine(tracePath, "kernel")
+	if err != nil || file == "" {
 		return "", "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		v, ok := strings.CutPrefix(sc.Text(), "kernel:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(v)
-		if len(fields) >= 3 && fields[0] == "Linux" {
-			return fields[2], file, nil
-		}
-		if len(fields) == 0 || fields[0] == "Linux" {
-			return "", "", fmt.Errorf("%s:%d: kernel line %q: want a release (6.12.95) or a uname -a line", file, line, sc.Text())
-		}
-		return fields[0], file, nil
+	fields := strings.Fields(v)
+	if len(fields) >= 3 && fields[0] == "Linux" {
+		return fields[2], file, nil
 	}
-	return "", "", sc.Err()
+	if len(fields) == 0 || fields[0] == "Linux" {
+		return "", "", fmt.Errorf("%s:%d: kernel line %q: want a release (6.12.95) or a uname -a line", file, line, "kernel:"+v)
+	}
+	return fields[0], file, nil
 }
 
 // ClockNextTo returns the trace clock recorded in meta.txt next to a trace
 // (its "clock:" line, e.g. "clock: mono"), for a text trace that does not
 // name its clock; "" when there is no such file or line.
 func ClockNextTo(tracePath string) (string, error) {
-	dir := tracePath
-	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
-		dir = filepath.Dir(tracePath)
+	v, _, _, err := metaLine(tracePath, "clock")
+	if fs := strings.Fields(v); err == nil && len(fs) > 0 {
+		return fs[0], nil
 	}
-	f, err := os.Open(filepath.Join(dir, MetaFileName))
-	if os.IsNotExist(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "clock:"); ok {
-			if fs := strings.Fields(v); len(fs) > 0 {
-				return fs[0], nil
-			}
-		}
-	}
-	return "", sc.Err()
+	return "", err
 }
 
 // KernelRelease returns the recorded kernel's release and where it came
@@ -108,22 +106,10 @@ func KernelRelease(ld *Loaded, topo *topology.Topology, path string) (release, s
 // the line is not such a time (the date only informs a warning, so an
 // unreadable one is no error).
 func DateNextTo(tracePath string) (time.Time, bool) {
-	dir := tracePath
-	if st, err := os.Stat(tracePath); err != nil || !st.IsDir() {
-		dir = filepath.Dir(tracePath)
-	}
-	f, err := os.Open(filepath.Join(dir, MetaFileName))
-	if err != nil {
+	v, _, _, err := metaLine(tracePath, "date")
+	if err != nil || v == "" {
 		return time.Time{}, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "date:"); ok {
-			t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
-			return t, err == nil
-		}
-	}
-	return time.Time{}, false
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+	return t, err == nil
 }
