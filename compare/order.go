@@ -17,10 +17,8 @@ func RecordingOrder(base, new []time.Time) string {
 	if len(base) < 2 || len(new) < 2 {
 		return ""
 	}
-	for _, t := range append(slices.Clone(base), new...) {
-		if t.IsZero() {
-			return ""
-		}
+	if slices.ContainsFunc(base, time.Time.IsZero) || slices.ContainsFunc(new, time.Time.IsZero) {
+		return ""
 	}
 	span := func(ts []time.Time) (time.Time, time.Time) {
 		return slices.MinFunc(ts, time.Time.Compare), slices.MaxFunc(ts, time.Time.Compare)

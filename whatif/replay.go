@@ -168,17 +168,16 @@ func Replay(tl *timeline.Timeline, desc string, o Options) (*Run, error) {
 // seed's run reads it and none changes it, so one Prepared serves any
 // number of runs, at once if need be.
 type Prepared struct {
-	tl       *timeline.Timeline
-	desc     string
-	o        Options
-	cfg      policies.Config
-	w        *replay.Workload
-	topo     *topology.Topology // the topology modeled
-	recTopo  *topology.Topology // the recording's
-	kept     []int              // model CPU i is the trace's CPU kept[i] (denseCPUs)
-	ro       replay.Options
-	win      metrics.Window
-	workload int // the workload's assumptions before a run adds its own
+	tl      *timeline.Timeline
+	desc    string
+	o       Options
+	cfg     policies.Config
+	w       *replay.Workload
+	topo    *topology.Topology // the topology modeled
+	recTopo *topology.Topology // the recording's
+	kept    []int              // model CPU i is the trace's CPU kept[i] (denseCPUs)
+	ro      replay.Options
+	win     metrics.Window
 }
 
 // Prepare extracts tl's workload for the model desc under o (everything but
@@ -240,8 +239,7 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 	if win == (metrics.Window{}) {
 		win = metrics.DefaultWindow(tl)
 	}
-	return &Prepared{tl: tl, desc: desc, o: o, cfg: cfg, w: w, topo: topo, recTopo: recTopo, kept: kept, ro: ro, win: win,
-		workload: len(w.Assumptions)}, nil
+	return &Prepared{tl: tl, desc: desc, o: o, cfg: cfg, w: w, topo: topo, recTopo: recTopo, kept: kept, ro: ro, win: win}, nil
 }
 
 // Verdicts judges the fidelity of a replay under each of seeds, against
@@ -303,7 +301,7 @@ func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *
 		return nil, err
 	}
 	// This run's assumptions: the workload's, then its own.
-	asm := slices.Clip(w.Assumptions[:pr.workload])
+	asm := slices.Clip(w.Assumptions) // appended to, never w's
 	if sim.End > win.End {
 		// The run went on past the recording: completion takes all of it.
 		whole, err := compare.Measure(sim, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter})
