@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/schedlens/schedlens/topology"
 )
 
 // Verdicts.
@@ -178,22 +179,12 @@ func SeedSummary(seeds []SeedVerdict) (same bool, detail string) {
 }
 
 // seedList writes seeds in order, runs of consecutive ones as a range
-// ("1, 3-5").
+// ("1, 3-5"), with the CPU-list formatter.
 func seedList(ss []uint64) string {
-	ss = slices.Clone(ss)
-	slices.Sort(ss)
-	var parts []string
-	for i := 0; i < len(ss); {
-		j := i
-		for j+1 < len(ss) && ss[j+1] == ss[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ss[i], ss[j]))
-		} else {
-			parts = append(parts, strconv.FormatUint(ss[i], 10))
-		}
-		i = j + 1
+	n := make([]int, len(ss))
+	for i, x := range ss {
+		n[i] = int(x)
 	}
-	return strings.Join(parts, ", ")
+	slices.Sort(n)
+	return strings.ReplaceAll(topology.FormatCPUList(n), ",", ", ")
 }
