@@ -178,6 +178,12 @@ func KnobsNextTo(tracePath string) (Knobs, error) {
 	if err := sc.Err(); err != nil {
 		return Knobs{}, err
 	}
+	// A tunable the capture set is the capture's (sched_state shows the
+	// value it set).
+	k.Reported = slices.DeleteFunc(k.Reported, func(r string) bool {
+		name, _, _ := strings.Cut(r, "=")
+		return slices.ContainsFunc(k.Tunables, func(t string) bool { return strings.HasPrefix(t, name+"=") })
+	})
 	if k.Empty() {
 		k.File = ""
 	}

@@ -36,6 +36,10 @@ func TestKnobsNextTo(t *testing.T) {
 			Knobs{Reported: []string{"base_slice_ns=1400000"}}, ""},
 		{"state off defaults", "sched_state: sched_base_slice_ns: 3000000;sched_migration_cost_ns: 0;sched_nr_migrate: 8;\n",
 			Knobs{Reported: []string{"base_slice_ns=3000000", "migration_cost_ns=0", "nr_migrate=8"}}, ""},
+		// base_slice_3ms's new runs: the capture set the slice, and
+		// sched_state shows it; it stays the capture's tunable.
+		{"state set by the capture", "sched_state: sched_base_slice_ns: 3000000;sched_nr_migrate: 8;\nsched_knobs: features= debugfs=base_slice_ns=3000000 sysctls=\n",
+			Knobs{Tunables: []string{"base_slice_ns=3000000"}, Reported: []string{"nr_migrate=8"}}, ""},
 		{"state out of range", "sched_state: sched_base_slice_ns: 99999999999;sched_nr_migrate: -1;sched_migration_cost_ns: x;\n", Knobs{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

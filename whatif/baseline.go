@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/schedlens/schedlens/ingest"
@@ -28,12 +27,9 @@ func RecordedChanges(k ingest.Knobs) ([]Change, []string, error) {
 			out = append(out, c)
 		}
 	}
-	// What the kernel reported at capture, unless the capture set it.
+	// What the kernel reported at capture (the capture's own settings
+	// are in Tunables, and ingest leaves them out of Reported).
 	for _, s := range k.Reported {
-		name, _, _ := strings.Cut(s, "=")
-		if slices.ContainsFunc(k.Tunables, func(t string) bool { return strings.HasPrefix(t, name+"=") }) {
-			continue
-		}
 		c, err := ParseChange(s)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: sched_state: %v", k.File, err)
@@ -99,4 +95,26 @@ func Baseline(desc string, changes []Change) (string, error) {
 		return "", fmt.Errorf("baseline %q (%s): %w", out, strings.Join(applied, ", "), err)
 	}
 	return cfg.String(), nil
+}
+
+// RecordedKnobs reads what the kernel of the trace at path ran beyond its
+// version's defaults: meta.txt next to it (ingest.KnobsNextTo), with the
+// sysctls the trace itself states (traceSysctls, as schedlens record
+// writes them) for those meta.txt does not name. It returns the changes
+// of the baseline (RecordedChanges), where they came from, and notes on
+// what has no model.
+func RecordedKnobs(path string, traceSysctls []string) (changes []Change, source string, notes []string, err error) {
+	k, err := ingest.KnobsNextTo(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if k.MergeSysctls(traceSysctls) > 0 {
+		if k.File == "" {
+			k.File = path
+		} else {
+			k.File += " and " + path
+		}
+	}
+	changes, notes, err = RecordedChanges(k)
+	return changes, k.File, notes, err
 }

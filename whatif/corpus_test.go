@@ -81,12 +81,7 @@ func loadAB(t *testing.T, path string) *abTrace {
 	// version's model with what meta.txt and the trace say it ran (the
 	// knobs a capture set, the seed patches a build lacked, the base slice
 	// the kernel reported, the sysctls the recorder read).
-	k, err := ingest.KnobsNextTo(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.MergeSysctls(ld.Meta.Sysctls)
-	changes, _, err := RecordedChanges(k)
+	changes, _, _, err := RecordedKnobs(path, ld.Meta.Sysctls)
 	if err != nil {
 		t.Fatal(err)
 	}

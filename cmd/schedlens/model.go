@@ -154,21 +154,10 @@ func (m *modelFlags) recordedBaseline(cmd *cobra.Command, version, trace string,
 			changes = append(changes, c)
 		}
 	} else {
-		k, err := ingest.KnobsNextTo(trace)
-		if err != nil {
+		var err error
+		if changes, source, notes, err = whatif.RecordedKnobs(trace, traceSysctls); err != nil {
 			return "", nil, err
 		}
-		if k.MergeSysctls(traceSysctls) > 0 {
-			if k.File == "" {
-				k.File = trace
-			} else {
-				k.File += " and " + trace
-			}
-		}
-		if changes, notes, err = whatif.RecordedChanges(k); err != nil {
-			return "", nil, err
-		}
-		source = k.File
 	}
 	if len(changes) == 0 {
 		return version, notes, nil
