@@ -221,6 +221,8 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 	cost, costNote := policies.CalibratedCost(w, topo)
 	cfg.Cost = cost
 	w.Assumptions = append(w.Assumptions, costNote)
+	// Each run builds its own model (a model holds one run's state); one is
+	// built here so that a policy the model refuses fails before any run.
 	if _, err := policies.New(cfg); err != nil {
 		return nil, fmt.Errorf("policy %q: %w", desc, err)
 	}
