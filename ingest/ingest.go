@@ -83,7 +83,10 @@ var formats = []format{
 type Stream struct {
 	parse.Reader
 	Compression string // "", "gzip", "zstd"
-	closers     []io.Closer
+	// family is the format's entry in formats ("ftrace" for every ftrace
+	// text variant).
+	family  string
+	closers []io.Closer
 	// events estimates the event count from the input's size (0 if
 	// unknown), to pre-size the Builder's columns.
 	events int
@@ -236,7 +239,7 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 			if err != nil {
 				return nil, err
 			}
-			s.Reader = rd
+			s.Reader, s.family = rd, f.name
 			if c, ok := rd.(io.Closer); ok {
 				// Closed first: a reader that parses in parallel stops
 				// reading before the decompressors and the file close.
@@ -343,7 +346,6 @@ func Load(path string, opts parse.Options) (*Loaded, error) {
 }
 
 func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int)) (*Loaded, error) {
-	meta := s.Meta()
 	b := timeline.NewBuilder(s.Strings(), 0)
 	limit, why := eventLimit(maxEvents)
 	if n := s.events; limit <= 0 || int64(n) <= limit {
@@ -351,13 +353,29 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 	} else {
 		b.Grow(int(limit))
 	}
+	if err := feed(s, path, limit, why, progress, b.Add); err != nil {
+		return nil, err
+	}
+	meta := finishMeta(s, b)
+	tl, err := b.Finish()
+	if err != nil {
+		return nil, err
+	}
+	completeTasks(tl, meta)
+	return &Loaded{Timeline: tl, Meta: meta, Compression: s.Compression, Path: path}, nil
+}
+
+// feed hands every event of s to add, in the reader's order, up to limit
+// (0: none; why says where the limit comes from), reporting progress.
+func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(timeline.Event)) error {
 	next := s.Next
-	if prefetchFormats[meta.Format] {
+	if prefetchFormats[s.Meta().Format] {
 		pf := newPrefetch(s)
 		defer pf.stop()
 		next = pf.Next
 	}
 	var ev timeline.Event
+	n := 0
 	for {
 		err := next(&ev)
 		if err == io.EOF {
@@ -366,35 +384,50 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 		if err != nil {
 			var perr *parse.ParseError
 			if errors.As(err, &perr) {
-				return nil, &RecordError{Err: err}
+				return &RecordError{Err: err}
 			}
-			return nil, err
+			return err
 		}
-		if limit > 0 && int64(b.Len()) >= limit {
+		if limit > 0 && int64(n) >= limit {
 			// Say so before memory runs out, not after an OOM kill.
-			return nil, fmt.Errorf("%s: %w: more than %d events (the next at %s s on CPU %d), %s; cut the trace, or raise the limit with --max-events",
+			return fmt.Errorf("%s: %w: more than %d events (the next at %s s on CPU %d), %s; cut the trace, or raise the limit with --max-events",
 				path, ErrTooManyEvents, limit, ev.Time.Seconds(), ev.CPU, why)
 		}
-		b.Add(ev)
-		if progress != nil && b.Len()&(1<<16-1) == 0 {
-			progress(s.read.n.Load(), s.total, b.Len())
+		add(ev)
+		n++
+		if progress != nil && n&(1<<16-1) == 0 {
+			progress(s.read.n.Load(), s.total, n)
 		}
 	}
 	if progress != nil {
-		progress(s.read.n.Load(), s.total, b.Len())
+		progress(s.read.n.Load(), s.total, n)
 	}
-	meta = s.Meta()
+	return nil
+}
+
+// finishMeta is the reader's Meta once every event was read, with a
+// truncated compressed input's warning, applied to b.
+func finishMeta(s *Stream, b *timeline.Builder) *parse.Meta {
+	meta := readMeta(s)
+	meta.Apply(b)
+	return meta
+}
+
+// readMeta is the reader's Meta once every event was read, with a
+// truncated compressed input's warning.
+func readMeta(s *Stream) *parse.Meta {
+	meta := s.Meta()
 	if err := s.Truncated(); err != nil {
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%v; what decompressed before it is analysed (--lenient)", err))
 	}
-	meta.Apply(b)
-	tl, err := b.Finish()
-	if err != nil {
-		return nil, err
-	}
+	return meta
+}
+
+// completeTasks sets tl's topology, and the thread groups and names a trace
+// states outside its events (Perfetto's process tree) where the events
+// said nothing.
+func completeTasks(tl *timeline.Timeline, meta *parse.Meta) {
 	tl.Topology = meta.Topology
-	// Thread groups and names a trace states outside its events (Perfetto's
-	// process tree) complete what the events said.
 	for i := range tl.Tasks {
 		tk := &tl.Tasks[i]
 		ti, ok := meta.Tasks[tk.PID]
@@ -408,7 +441,6 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 			tk.Comm = tl.Strings.IDString(ti.Comm)
 		}
 	}
-	return &Loaded{Timeline: tl, Meta: meta, Compression: s.Compression, Path: path}, nil
 }
 
 // LoadReader reads a whole trace from r (any compression, any format) into a

@@ -132,88 +132,136 @@ type Accounting struct {
 
 // Account computes per-task and per-CPU times over win in one walk.
 func Account(tl *timeline.Timeline, win Window) *Accounting {
-	tasks := make([]TaskTimes, len(tl.Tasks))
-	seen := make([]bool, len(tl.Tasks))
-	cpus := make([]CPUTimes, tl.NCPU)
-	for c := range cpus {
-		cpus[c].CPU = timeline.CPU(c)
-	}
-	hasWakeup := tl.HasWakeup
+	a := NewAccountant(tl, win)
+	a.grow(tl.Tasks)
 	// The event counters need no walk: they run beside it, on their own
 	// fields of tasks and cpus (and their own seen).
-	counted := make([]bool, len(tl.Tasks))
 	done := make(chan struct{})
 	go func() {
-		countEvents(tl, win, tasks, cpus, counted)
+		countEvents(tl, win, a.tasks, a.cpus, a.counted)
 		close(done)
 	}()
-	// Per-CPU coverage to derive unobserved time: what Walk hands out
-	// covers known time; the rest of the window is unobserved.
-	covered := make([]int64, tl.NCPU)
-	ws := tl.Walk(func(s *timeline.Span) {
-		d := win.clip(s.Start, s.End)
-		if s.Task == timeline.NoTask {
-			return // unobserved CPU time: computed below
-		}
-		tk := &tl.Tasks[s.Task]
-		if tk.Idle {
-			if s.State == timeline.SpanRunning && s.CPU >= 0 {
-				cpus[s.CPU].IdleNs += d
-				covered[s.CPU] += d
-			}
-			return
-		}
-		tt := &tasks[s.Task]
-		if d > 0 || win.has(s.Start) {
-			seen[s.Task] = true
-		}
-		if s.Open() && d > 0 && s.State != timeline.SpanSleeping && s.State != timeline.SpanBlocked {
-			tt.Censored = true
-		}
-		if s.Start < win.End {
-			// Completion: the end of the last run in the window, or the
-			// window's end when the task is still runnable there.
-			switch {
-			case s.State == timeline.SpanRunning && s.End > win.Start:
-				if e := min(s.End, win.End); !tt.hasLast || e > tt.last {
-					tt.last, tt.hasLast = e, true
-				}
-			case (s.State == timeline.SpanWoken || s.State == timeline.SpanPreempted) && s.End >= win.End:
-				tt.last, tt.hasLast = win.End, true
-			}
-		}
-		switch s.State {
-		case timeline.SpanRunning:
-			tt.RunNs += d
-			if s.CPU >= 0 {
-				cpus[s.CPU].BusyNs += d
-				covered[s.CPU] += d
-			}
-		case timeline.SpanWoken:
-			tt.RunnableNs += d
-			tt.WakeupLatencyNs += d
-			if s.Enqueue != timeline.NoTime {
-				tt.rq += win.clip(s.Enqueue, s.End)
-			}
-			if win.has(s.Start) {
-				tt.Wakeups++
-			}
-		case timeline.SpanPreempted:
-			tt.RunnableNs += d
-			tt.PreemptWaitNs += d
-			tt.rq += d
-		case timeline.SpanSleeping:
-			tt.SleepNs += d
-		case timeline.SpanBlocked:
-			tt.BlockedNs += d
-		case timeline.SpanStopped:
-			tt.StoppedNs += d
-		case timeline.SpanUnknown:
-			tt.UnknownNs += d
-		}
-	})
+	ws := tl.Walk(a.Span)
 	<-done
-	for id, c := range counted {
+	return a.Result(ws)
+}
+
+// Accountant is Account's state, for a walk it does not run itself: a
+// streamed walk (timeline.StreamWalk) feeds it each chunk of events
+// (Events) before the spans of that chunk (Span), and Result gives the
+// accounting once the walk has ended.
+type Accountant struct {
+	tl    *timeline.Timeline
+	win   Window
+	known []timeline.Task // the task instances met so far
+	tasks []TaskTimes
+	cpus  []CPUTimes
+	// seen: the task has a span in the window; counted: an event of the
+	// window names it.
+	seen, counted []bool
+	// Per-CPU coverage to derive unobserved time: what the walk hands out
+	// covers known time; the rest of the window is unobserved.
+	covered []int64
+}
+
+// NewAccountant starts the accounting of tl over win.
+func NewAccountant(tl *timeline.Timeline, win Window) *Accountant {
+	a := &Accountant{tl: tl, win: win, cpus: make([]CPUTimes, tl.NCPU), covered: make([]int64, tl.NCPU)}
+	for c := range a.cpus {
+		a.cpus[c].CPU = timeline.CPU(c)
+	}
+	return a
+}
+
+// grow makes room for the task instances known.
+func (a *Accountant) grow(known []timeline.Task) {
+	a.known = known
+	for len(a.tasks) < len(known) {
+		a.tasks = append(a.tasks, TaskTimes{})
+		a.seen = append(a.seen, false)
+		a.counted = append(a.counted, false)
+	}
+}
+
+// Events counts the switches, preemptions and migrations of a chunk of
+// events (a Timeline holding that chunk and the task instances so far).
+func (a *Accountant) Events(chunk *timeline.Timeline) {
+	a.grow(chunk.Tasks)
+	countEvents(chunk, a.win, a.tasks, a.cpus, a.counted)
+}
+
+// Span adds one closed span of the walk.
+func (a *Accountant) Span(s *timeline.Span) {
+	win := a.win
+	d := win.clip(s.Start, s.End)
+	if s.Task == timeline.NoTask {
+		return // unobserved CPU time: computed in Result
+	}
+	cpus := a.cpus
+	if a.known[s.Task].Idle {
+		if s.State == timeline.SpanRunning && s.CPU >= 0 {
+			cpus[s.CPU].IdleNs += d
+			a.covered[s.CPU] += d
+		}
+		return
+	}
+	tt := &a.tasks[s.Task]
+	if d > 0 || win.has(s.Start) {
+		a.seen[s.Task] = true
+	}
+	if s.Open() && d > 0 && s.State != timeline.SpanSleeping && s.State != timeline.SpanBlocked {
+		tt.Censored = true
+	}
+	if s.Start < win.End {
+		// Completion: the end of the last run in the window, or the
+		// window's end when the task is still runnable there.
+		switch {
+		case s.State == timeline.SpanRunning && s.End > win.Start:
+			if e := min(s.End, win.End); !tt.hasLast || e > tt.last {
+				tt.last, tt.hasLast = e, true
+			}
+		case (s.State == timeline.SpanWoken || s.State == timeline.SpanPreempted) && s.End >= win.End:
+			tt.last, tt.hasLast = win.End, true
+		}
+	}
+	switch s.State {
+	case timeline.SpanRunning:
+		tt.RunNs += d
+		if s.CPU >= 0 {
+			cpus[s.CPU].BusyNs += d
+			a.covered[s.CPU] += d
+		}
+	case timeline.SpanWoken:
+		tt.RunnableNs += d
+		tt.WakeupLatencyNs += d
+		if s.Enqueue != timeline.NoTime {
+			tt.rq += win.clip(s.Enqueue, s.End)
+		}
+		if win.has(s.Start) {
+			tt.Wakeups++
+		}
+	case timeline.SpanPreempted:
+		tt.RunnableNs += d
+		tt.PreemptWaitNs += d
+		tt.rq += d
+	case timeline.SpanSleeping:
+		tt.SleepNs += d
+	case timeline.SpanBlocked:
+		tt.BlockedNs += d
+	case timeline.SpanStopped:
+		tt.StoppedNs += d
+	case timeline.SpanUnknown:
+		tt.UnknownNs += d
+	}
+}
+
+// Result is the accounting once the walk (whose stats are ws) has ended
+// and the timeline has its task instances and inconsistencies.
+func (a *Accountant) Result(ws timeline.WalkStats) *Accounting {
+	tl, win := a.tl, a.win
+	a.grow(tl.Tasks)
+	tasks, cpus, seen := a.tasks, a.cpus, a.seen
+	for id, c := range a.counted {
 		if c {
 			seen[id] = true
 		}
@@ -240,7 +288,7 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 	}
 	span := int64(win.End - win.Start)
 	for c := range cpus {
-		if u := span - covered[c]; u > 0 {
+		if u := span - a.covered[c]; u > 0 {
 			cpus[c].UnobservedNs = u
 		}
 	}
@@ -258,7 +306,7 @@ func Account(tl *timeline.Timeline, win Window) *Accounting {
 			tt.TGID = &v
 		}
 		tt.Comm = tl.Strings.Get(tk.Comm)
-		if hasWakeup {
+		if tl.HasWakeup {
 			v := tt.rq
 			tt.RqWaitNs = &v
 		}

@@ -47,6 +47,11 @@ type Builder struct {
 	coverage Coverage // what the reader proved, see SetCoverage
 	evidence string
 
+	// sum is set in summary mode (NewSummaryBuilder): Add keeps no
+	// columns, only the summary and the markers.
+	sum     *summary
+	markers []Marker
+
 	err error
 }
 
@@ -125,6 +130,10 @@ func (b *Builder) Add(ev Event) {
 	}
 	if ev.Kind == KindLost || ev.Kind == KindBufferStart && ev.Start != NoTime {
 		b.starts[len(b.times)] = ev.Start
+	}
+	if b.sum != nil {
+		b.addSummary(ev)
+		return
 	}
 	if n := len(b.times); n > 0 && ev.Time < b.times[n-1] {
 		b.unordered = true
@@ -249,6 +258,9 @@ func (b *Builder) Finish() (*Timeline, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
+	if b.sum != nil {
+		return b.finishSummary()
+	}
 	n := len(b.times)
 	maxCPU := -1
 	for _, c := range b.cpus {
@@ -312,71 +324,17 @@ func (b *Builder) Finish() (*Timeline, error) {
 	*b = Builder{}
 
 	// 3. Window, gaps, counters.
-	tl.CPUFirst = make([]Time, ncpu)
-	tl.CPULast = make([]Time, ncpu)
-	for i := range tl.CPUFirst {
-		tl.CPUFirst[i], tl.CPULast[i] = NoTime, NoTime
-	}
-	// complete[c]: from when CPU c's stream is known complete, when a
-	// reader says so (Perfetto's previous_bundle_end_timestamp).
-	complete := make([]Time, ncpu)
-	for i := range complete {
-		complete[i] = NoTime
-	}
+	var sum summary
 	for i, t := range tl.Times {
-		c := tl.CPUs[i]
-		k := tl.Kinds[i]
-		tl.KindCounts[k]++
-		if tl.CPUFirst[c] == NoTime {
-			tl.CPUFirst[c] = t
-		}
-		if k == KindBufferStart {
-			if s, ok := starts[i]; ok && s > complete[c] {
-				complete[c] = s
+		st := NoTime
+		if k := tl.Kinds[i]; k == KindLost || k == KindBufferStart {
+			if s, ok := starts[i]; ok {
+				st = s
 			}
 		}
-		tl.CPULast[c] = t
-		switch k {
-		case KindWaking:
-			tl.HasWaking = true
-		case KindWakeup:
-			tl.HasWakeup = true
-		case KindLost:
-			g := Gap{CPU: CPU(c), Start: starts[i], End: t, Lost: int64(tl.Args[i]), Kind: GapLost}
-			if g.Start == NoTime {
-				g.Start = t
-			}
-			if g.Lost > 0 {
-				tl.LostEvents += g.Lost
-			}
-			tl.Gaps = append(tl.Gaps, g)
-		}
+		sum.add(t, tl.CPUs[i], tl.Kinds[i], st, tl.Args[i])
 	}
-	if n > 0 {
-		tl.Start, tl.End = tl.Times[0], tl.Times[n-1]
-		tl.ValidStart = tl.Start
-		for c, f := range tl.CPUFirst {
-			if f != NoTime && complete[c] != NoTime && complete[c] > f && complete[c] <= tl.End {
-				tl.CPUFirst[c] = complete[c]
-			}
-		}
-		// A CPU whose stream starts late is a clipped gap, unless the
-		// trace proves it was recorded from the start and was quiet.
-		if !observedFromStart(tl, cov, evidence) {
-			for c, f := range tl.CPUFirst {
-				if f == NoTime {
-					continue
-				}
-				if f > tl.ValidStart {
-					tl.ValidStart = f
-				}
-				if f > tl.Start {
-					tl.Gaps = append(tl.Gaps, Gap{CPU: CPU(c), Start: tl.Start, End: f, Lost: -1, Kind: GapClipped})
-				}
-			}
-		}
-		sort.SliceStable(tl.Gaps, func(i, j int) bool { return tl.Gaps[i].End < tl.Gaps[j].End })
-	}
+	sum.apply(tl, cov, evidence)
 
 	// 4. Task instances, unless resolved as the events arrived.
 	r := online

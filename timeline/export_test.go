@@ -4,3 +4,11 @@ package timeline
 // events that arrive out of time order, so that a test can compare the two
 // ways.
 func ResolveInFinish(b *Builder) { b.online = nil }
+
+// SetStreamChunk sets how many events a StreamWalk walks at a time, and
+// returns a function that puts the size back.
+func SetStreamChunk(n int) func() {
+	old := streamChunk
+	streamChunk = n
+	return func() { streamChunk = old }
+}

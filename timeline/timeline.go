@@ -150,6 +150,9 @@ type Timeline struct {
 	KindCounts [kindCount]int64
 
 	incs *incsCache // see Inconsistencies
+	// summary is set on a summary Timeline (NewSummaryBuilder), which has
+	// no event columns.
+	summary *summaryOnly
 
 	Topology *topology.Topology // when the trace carried one
 
@@ -172,7 +175,7 @@ type incsCache struct {
 // same, and the timeline is walked once for a command that walks it anyway.
 func (tl *Timeline) Inconsistencies() []Inconsistency {
 	if tl.incs == nil {
-		return nil // not made by a Builder
+		return nil // not made by a Builder, or a summary not walked yet
 	}
 	tl.incs.once.Do(func() {
 		w := newWalker(tl)
@@ -192,8 +195,14 @@ func (tl *Timeline) keepInconsistencies(list []Inconsistency) {
 // NoPrio marks an absent prio in Timeline.Prios.
 const NoPrio = 255
 
-// Len returns the number of events.
-func (tl *Timeline) Len() int { return len(tl.Times) }
+// Len returns the number of events (of a summary Timeline, those the
+// first read counted).
+func (tl *Timeline) Len() int {
+	if tl.summary != nil {
+		return tl.summary.events
+	}
+	return len(tl.Times)
+}
 
 // Event returns event i as an Event value. Task and Other hold pids; use
 // TaskOf[i] and Other[i] for the task instances.
@@ -257,6 +266,9 @@ type Marker struct {
 
 // Markers returns the trace markers in time order.
 func (tl *Timeline) Markers() []Marker {
+	if tl.summary != nil {
+		return tl.summary.markers
+	}
 	var ms []Marker
 	for i, k := range tl.Kinds {
 		if k == KindMarker {

@@ -110,6 +110,11 @@ type walker struct {
 	active int // gaps open now
 	span   Span
 
+	// The gaps by start and by end, and how many of each were opened
+	// and closed (see steps).
+	gapStarts, gapEnds []Gap
+	si, ei             int
+
 	// counters, per task
 	wakeRun, wakeQueued []int32
 }
@@ -118,11 +123,8 @@ func (w *walker) countWakeRunning(id TaskID, n int32) { w.wakeRun[id] += n }
 func (w *walker) countWakeQueued(id TaskID)           { w.wakeQueued[id]++ }
 
 func newWalker(tl *Timeline) *walker {
-	w := &walker{tl: tl, ts: make([]tstate, len(tl.Tasks)), cs: make([]cstate, tl.NCPU),
-		wakeRun: make([]int32, len(tl.Tasks)), wakeQueued: make([]int32, len(tl.Tasks))}
-	for i := range w.ts {
-		w.ts[i] = tstate{st: SpanUnknown, cpu: NoCPU, since: NoTime, enq: NoTime, waking: NoTime, wakeup: NoTime, race: NoTime, waker: NoTask, prio: -1}
-	}
+	w := &walker{tl: tl, cs: make([]cstate, tl.NCPU)}
+	w.grow(len(tl.Tasks))
 	for c := range w.cs {
 		obs := tl.CPUFirst[c]
 		if obs != NoTime && tl.ValidStartRule == StartFirstEvent {
@@ -136,12 +138,25 @@ func newWalker(tl *Timeline) *walker {
 	return w
 }
 
+// grow gives the walker state for n tasks (a streamed walk meets them as
+// it goes).
+func (w *walker) grow(n int) {
+	for len(w.ts) < n {
+		w.ts = append(w.ts, tstate{st: SpanUnknown, cpu: NoCPU, since: NoTime, enq: NoTime, waking: NoTime, wakeup: NoTime, race: NoTime, waker: NoTask, prio: -1})
+		w.wakeRun = append(w.wakeRun, 0)
+		w.wakeQueued = append(w.wakeQueued, 0)
+	}
+}
+
 // Walk runs the task state machine over the timeline and calls fn with each
 // closed Span in order of their end. The Span is reused: copy it to keep it.
 // Intervals still open at the end are handed out with SpanOpenEnd, ending at
 // tl.End. CPU intervals whose running task is unknown are handed out as
 // Spans with Task NoTask.
 func (tl *Timeline) Walk(fn func(*Span)) WalkStats {
+	if tl.summary != nil {
+		panic("timeline: Walk of a summary Timeline, which has no events: walk it with NewStreamWalk")
+	}
 	w := newWalker(tl)
 	w.run(fn)
 	tl.keepInconsistencies(w.incs)
@@ -298,12 +313,25 @@ func (w *walker) forget(at Time) {
 
 func (w *walker) run(emit func(*Span)) {
 	w.emit = emit
+	w.begin()
+	w.steps(len(w.tl.Times))
+	w.end()
+}
+
+// begin orders the gaps for steps: by start to open them, by end (as
+// Timeline.Gaps are) to close them.
+func (w *walker) begin() {
+	w.gapEnds = w.tl.Gaps
+	w.gapStarts = append([]Gap(nil), w.tl.Gaps...)
+	sort.SliceStable(w.gapStarts, func(i, j int) bool { return w.gapStarts[i].Start < w.gapStarts[j].Start })
+}
+
+// steps applies events 0..n-1 of w.tl's columns, the next in time order.
+func (w *walker) steps(n int) {
 	tl := w.tl
-	ends := tl.Gaps // sorted by End
-	starts := append([]Gap(nil), tl.Gaps...)
-	sort.SliceStable(starts, func(i, j int) bool { return starts[i].Start < starts[j].Start })
-	si, ei := 0, 0
-	for i := 0; i < len(tl.Times); i++ {
+	starts, ends := w.gapStarts, w.gapEnds
+	si, ei := w.si, w.ei
+	for i := 0; i < n; i++ {
 		t := tl.Times[i]
 		// Open the gaps that start before this event, close those that end
 		// at or before it.
@@ -359,6 +387,15 @@ func (w *walker) run(emit func(*Span)) {
 			}
 		}
 	}
+	w.si, w.ei = si, ei
+}
+
+// end opens and closes the gaps left, and hands out what is still open at
+// the trace's end.
+func (w *walker) end() {
+	tl := w.tl
+	starts, ends := w.gapStarts, w.gapEnds
+	si, ei := w.si, w.ei
 	for ; si < len(starts); si++ {
 		w.gapBegin(starts[si])
 	}

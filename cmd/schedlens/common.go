@@ -32,6 +32,7 @@ type traceFlags struct {
 	maxEvents   int64
 	jobs        int
 	quiet       bool
+	stream      string // --stream, on the commands that register it
 	// warnings: what load and checkFilter printed on stderr, each once,
 	// without the "warning: " prefix, for the JSON header.
 	warnings []string
@@ -246,19 +247,22 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	}
 	bar.Done() // before anything else goes to stderr
 	if err != nil {
-		var rerr *ingest.RecordError
-		if !f.lenient && errors.As(err, &rerr) && !errors.Is(err, ingest.ErrTooManyEvents) {
-			// Only a malformed record can be skipped; a missing, empty or
-			// unrecognized file cannot.
-			return nil, fmt.Errorf("%w (use --lenient to skip malformed records)", err)
-		}
-		return nil, err
+		return nil, f.loadError(err)
 	}
-	var buf bytes.Buffer
-	warnLoad(&buf, ld)
-	cmd.ErrOrStderr().Write(buf.Bytes())
-	f.warnings = append(f.warnings, warningLines(buf.String())...)
+	f.warnLoad(cmd, ld)
 	return ld, nil
+}
+
+// loadError is a failed read's error, with the --lenient hint when a
+// malformed record stopped it.
+func (f *traceFlags) loadError(err error) error {
+	var rerr *ingest.RecordError
+	if !f.lenient && errors.As(err, &rerr) && !errors.Is(err, ingest.ErrTooManyEvents) {
+		// Only a malformed record can be skipped; a missing, empty or
+		// unrecognized file cannot.
+		return fmt.Errorf("%w (use --lenient to skip malformed records)", err)
+	}
+	return err
 }
 
 // simulationProgress is the progress of model runs on stderr when it is
@@ -415,11 +419,11 @@ func commandLine(cmd *cobra.Command, args []string) string {
 	parts := []string{"schedlens"}
 	for i := 0; i < len(invocation); i++ {
 		a := invocation[i]
-		// The profiling flags and --jobs change nothing in the output:
+		// The profiling flags, --jobs and --stream change nothing in the output:
 		// leaving them out keeps the report the same with and without
 		// them.
 		name, _, hasValue := strings.Cut(a, "=")
-		if name == "--cpuprofile" || name == "--memprofile" || name == "--jobs" {
+		if name == "--cpuprofile" || name == "--memprofile" || name == "--jobs" || name == "--stream" {
 			if !hasValue {
 				i++
 			}

@@ -31,11 +31,10 @@ and migrations, over the valid window of the trace or the one given.`,
   schedlens tasks --comm cyclictest perf-script.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json", "html")
+			ld, win, acc, err := f.prepareAccount(cmd, args[0], "text", "markdown", "json", "html")
 			if err != nil {
 				return err
 			}
-			acc := metrics.Account(ld.Timeline, win)
 			flt := f.filter()
 			var rows []metrics.TaskTimes
 			for _, t := range acc.Tasks {
@@ -67,6 +66,7 @@ and migrations, over the valid window of the trace or the one given.`,
 		},
 	}
 	f.register(cmd, "text|markdown|json|html")
+	f.registerStream(cmd)
 	return cmd
 }
 
@@ -142,11 +142,10 @@ func newCPUsCmd() *cobra.Command {
   schedlens cpus --start 575.5 --end 576 trace.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ld, win, err := f.prepare(cmd, args[0], "text", "markdown", "json", "html")
+			ld, win, acc, err := f.prepareAccount(cmd, args[0], "text", "markdown", "json", "html")
 			if err != nil {
 				return err
 			}
-			acc := metrics.Account(ld.Timeline, win)
 			out := cmd.OutOrStdout()
 			html := f.format == "html"
 			var text bytes.Buffer
@@ -199,6 +198,7 @@ func newCPUsCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd, "text|markdown|json|html")
+	f.registerStream(cmd)
 	return cmd
 }
 

@@ -49,6 +49,17 @@ var (
 	kRes        = []byte(" res=")
 )
 
+// summaryKinds are the events whose fields a summary read skips: every
+// event event interprets but the markers, whose text the summary keeps.
+var summaryKinds = map[string]timeline.Kind{
+	"sched_switch": timeline.KindSwitch, "sched_waking": timeline.KindWaking, "sched_wakeup": timeline.KindWakeup,
+	"sched_wakeup_new": timeline.KindWakeupNew, "sched_migrate_task": timeline.KindMigrate,
+	"sched_process_fork": timeline.KindFork, "sched_process_exec": timeline.KindExec,
+	"sched_process_exit": timeline.KindExit, "sched_process_free": timeline.KindFree,
+	"task_newtask": timeline.KindNewTask, "task_rename": timeline.KindRename, "cpu_idle": timeline.KindIdle,
+	"signal_generate": timeline.KindSignal,
+}
+
 // event fills ev from the record's event name and fields. It reports false
 // for an event this package does not interpret.
 func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
@@ -56,6 +67,12 @@ func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
 	// trace-cmd pads the name to 20 columns; the kernel prints one space.
 	for len(p) > 0 && p[0] == ' ' {
 		p = p[1:]
+	}
+	if r.summary {
+		if k, ok := summaryKinds[string(h.name)]; ok {
+			ev.Kind = k
+			return true, nil
+		}
 	}
 	var err error
 	switch string(h.name) {

@@ -62,6 +62,9 @@ func checkReader(t *testing.T, in []byte) {
 		}
 	}
 	checkParallelWith(t, "fuzz", in, []readertest.Config{{Workers: 2, Lines: 1}, {Workers: 3, Lines: 3}})
+	full := readWith(t, in, 1, 0, false)
+	readertest.SameSummary(t, "fuzz", full, readSummary(t, in, 1))
+	readertest.SameSummary(t, "fuzz", full, readSummary(t, in, 2))
 }
 
 func read(t *testing.T, in []byte, lenient bool) []timeline.Event {

@@ -59,6 +59,9 @@ type recParser struct {
 	pos    parse.LinePos // of the line being parsed
 	hdr    header
 	plugin bool // set by the event parsers for a trace-cmd plugin layout
+	// summary: the fields of an event other than a marker are not
+	// parsed (parse.Options.Summary).
+	summary bool
 }
 
 // classify parses line (with its newline) at r.pos into res.

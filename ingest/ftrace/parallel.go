@@ -21,7 +21,7 @@ var blockLines = parse.BlockLines
 // newParser returns the parse function of one worker: a recParser of its
 // own, with no comm cache, so that it defers interning to the block.
 func (r *Reader) newParser() func(b *parse.Block[lineRes, deferred]) {
-	rp := &recParser{name: r.name}
+	rp := &recParser{name: r.name, summary: r.summary}
 	return func(b *parse.Block[lineRes, deferred]) {
 		rp.refs = b.X.refs[:0]
 		for line, pos := range b.Lines() {

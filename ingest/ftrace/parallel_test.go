@@ -27,6 +27,18 @@ func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readert
 	return readertest.Read(t, r, false)
 }
 
+// readSummary reads in as the first read of a streamed analysis does
+// (parse.Options.Summary) on workers goroutines.
+func readSummary(t testing.TB, in []byte, workers int) readertest.Out {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "x.txt", Workers: workers, Summary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return readertest.Read(t, r, false)
+}
+
 // checkParallel reads in serially and in parallel (readertest.Configs) and
 // wants the same read.
 func checkParallel(t testing.TB, name string, in []byte) {
@@ -60,6 +72,7 @@ func TestParallelSameAsSerial(t *testing.T) {
 		for _, lines := range []int{0, 97} {
 			readertest.Same(t, fmt.Sprintf("%s, blocks of %d lines", rel, lines), serial, readWith(t, data, 2, lines, false))
 		}
+		readertest.SameSummary(t, rel, serial, readSummary(t, data, 2))
 	}
 }
 

@@ -81,7 +81,7 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		strs = timeline.NewStrings()
 	}
 	rd := &Reader{
-		recParser: recParser{name: opts.Name, strs: strs, comms: new([1 << commCacheBits]commSlot)},
+		recParser: recParser{name: opts.Name, strs: strs, comms: new([1 << commCacheBits]commSlot), summary: opts.Summary},
 		lenient:   opts.Lenient,
 		meta:      parse.NewMeta(FormatPipe),
 		unknown:   map[string]*int64{},

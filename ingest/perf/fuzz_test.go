@@ -68,6 +68,9 @@ func FuzzPerfScript(f *testing.F) {
 			}
 		}
 		checkParallelWith(t, "fuzz", data, []readertest.Config{{Workers: 2, Lines: 1}, {Workers: 3, Lines: 3}})
+		full := readWith(t, data, 1, 0, false)
+		readertest.SameSummary(t, "fuzz", full, readSummary(t, data, 1))
+		readertest.SameSummary(t, "fuzz", full, readSummary(t, data, 2))
 	})
 }
 

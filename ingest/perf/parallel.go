@@ -9,7 +9,7 @@ var blockLines = parse.BlockLines
 // newParser returns the parse function of one worker, with a lineParser of
 // its own.
 func (r *Reader) newParser() func(b *parse.Block[lineRes, struct{}]) {
-	p := &lineParser{name: r.parser.name}
+	p := &lineParser{name: r.parser.name, summary: r.parser.summary}
 	return func(b *parse.Block[lineRes, struct{}]) {
 		b.Each(func(line []byte, pos parse.LinePos, res *lineRes) { p.parse(line, &pos, res) })
 	}

@@ -50,6 +50,18 @@ func checkParallelWith(t testing.TB, name string, in []byte, configs []readertes
 	})
 }
 
+// readSummary reads in as the first read of a streamed analysis does
+// (parse.Options.Summary) on workers goroutines.
+func readSummary(t testing.TB, in []byte, workers int) readertest.Out {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "x.txt", Workers: workers, Summary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return readertest.Read(t, r, false)
+}
+
 // readZst returns the decompressed content of a .zst file.
 func readZst(tb testing.TB, path string) []byte {
 	tb.Helper()
@@ -97,6 +109,9 @@ func TestParallelSameAsSerial(t *testing.T) {
 			}
 			for _, lines := range []int{0, 97} {
 				readertest.Same(t, fmt.Sprintf("%s, lenient %v, blocks of %d lines", f, lenient, lines), serial, readWith(t, data, 2, lines, lenient))
+			}
+			if !lenient {
+				readertest.SameSummary(t, f, serial, readSummary(t, data, 2))
 			}
 		}
 	}

@@ -66,6 +66,9 @@ func (r *lineRes) get(s span) []byte { return r.text[s.lo:s.hi] }
 // to the next, so several of them can parse the lines of one input at once.
 type lineParser struct {
 	name string // the input's name, for errors
+	// summary: the fields of an event other than a marker are not
+	// parsed (parse.Options.Summary).
+	summary bool
 }
 
 // parse parses line (with its newline, empty when too long) at pos into
@@ -107,7 +110,14 @@ func (p *lineParser) parse(line []byte, pos *parse.LinePos, res *lineRes) {
 	ev.Time = s.time
 	ev.CPU = timeline.CPU(s.cpu)
 	ev.TGID = s.tgid
-	kind, comm, ocomm, msg := fill(&s, ev)
+	var kind timeline.Kind
+	var comm, ocomm []byte
+	var msg string
+	if k := kindOf(s.sys, s.event); p.summary && k != timeline.KindMarker {
+		kind = k
+	} else {
+		kind, comm, ocomm, msg = fill(&s, ev)
+	}
 	if msg != "" {
 		res.kind, res.err = resErr, p.lineError(&s, msg, *pos)
 		return

@@ -75,7 +75,7 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		strs = timeline.NewStrings()
 	}
 	rd := &Reader{
-		parser: lineParser{name: opts.Name},
+		parser: lineParser{name: opts.Name, summary: opts.Summary},
 		opts:   opts,
 		strs:   strs,
 		meta:   parse.NewMeta("perf-script"),

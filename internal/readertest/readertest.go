@@ -146,3 +146,44 @@ func CheckClose(tb testing.TB, r Closer) {
 		tb.Errorf("%d events after Close, want fewer than a block's %d lines", n, parse.BlockLines)
 	}
 }
+
+// SameSummary fails unless got, a read with parse.Options.Summary, gives
+// what a streamed analysis's first read needs of want, the full read of
+// the same input: each event's time, CPU and kind (a lost or buffer-start
+// record's start and count, a marker's text), the CPU count and the
+// coverage; and no error when want has none.
+func SameSummary(tb testing.TB, what string, want, got Out) {
+	tb.Helper()
+	if len(want.Errs) > 0 {
+		return // the full read stops or skips where the summary may not
+	}
+	if len(got.Errs) > 0 {
+		tb.Fatalf("%s: summary read failed: %s", what, got.Errs[0])
+	}
+	if len(got.Events) != len(want.Events) {
+		tb.Fatalf("%s: summary read %d events, full %d", what, len(got.Events), len(want.Events))
+	}
+	text := func(o Out, id int64) string {
+		if id < 1 || int(id) > len(o.Strings) {
+			return fmt.Sprintf("<id %d>", id)
+		}
+		return o.Strings[id-1]
+	}
+	for i, w := range want.Events {
+		g := got.Events[i]
+		same := g.Time == w.Time && g.CPU == w.CPU && g.Kind == w.Kind
+		switch w.Kind {
+		case timeline.KindLost, timeline.KindBufferStart:
+			same = same && g.Start == w.Start && g.Arg == w.Arg
+		case timeline.KindMarker:
+			same = same && text(got, g.Arg) == text(want, w.Arg)
+		}
+		if !same {
+			tb.Fatalf("%s: summary event %d: %v at %d on CPU %d, full %v at %d on CPU %d", what, i, g.Kind, g.Time, g.CPU, w.Kind, w.Time, w.CPU)
+		}
+	}
+	if got.Meta.NCPU != want.Meta.NCPU || got.Meta.Coverage != want.Meta.Coverage || got.Meta.CoverageNote != want.Meta.CoverageNote {
+		tb.Fatalf("%s: summary meta NCPU %d, coverage %v (%s); full %d, %v (%s)", what,
+			got.Meta.NCPU, got.Meta.Coverage, got.Meta.CoverageNote, want.Meta.NCPU, want.Meta.Coverage, want.Meta.CoverageNote)
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// TestStreamSameAsLoad: tasks and cpus print the same stdout and stderr
+// whether the trace is read twice and streamed or loaded whole, on real
+// text traces of each reader, with a window, markers, a filter, lost
+// events, a clipped buffer and a malformed line skipped under --lenient;
+// and a format that cannot be streamed falls back to loading.
+func TestStreamSameAsLoad(t *testing.T) {
+	// A text trace with a malformed line at 90%.
+	raw, err := os.ReadFile(fx + "ftrace-oracle-busy/trace.txt.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := zstd.NewReader(nil)
+	text, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.IndexByte(text[len(text)*9/10:], '\n') + len(text)*9/10 + 1
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	damaged := append(append(append([]byte{}, text[:cut]...), "          <idle>-0     [001] d..2. 577.0: sched_switch: garbage\n"...), text[cut:]...)
+	if err := os.WriteFile(bad, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args    []string
+		streams bool // the streamed read runs to its end
+	}{
+		{[]string{"tasks", fx + "ftrace-oracle-busy/trace.txt.zst"}, true},
+		{[]string{"tasks", "--format", "json", "--start-marker", "oracle_start", "--end-marker", "oracle_end", fx + "ftrace-oracle-busy/trace.txt.zst"}, true},
+		{[]string{"tasks", "--format", "markdown", "--comm", "cyclictest", "--start", "576.5", fx + "ftrace-oracle-busy/report.txt.zst"}, true},
+		{[]string{"tasks", "--pid", "1,999999", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, true},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-overflow/trace.txt.gz"}, true},
+		{[]string{"tasks", "--format", "json", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
+		{[]string{"tasks", "--format", "html", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, true},
+		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, false}, // loaded: binary
+		{[]string{"tasks", "--lenient", "--format", "json", bad}, true},
+		{[]string{"tasks", bad}, false}, // the malformed line stops the first read
+		{[]string{"tasks", "--start-marker", "no such marker", fx + "ftrace-oracle-busy/trace.txt.zst"}, false}, // stops before the second read
+		{[]string{"cpus", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
+		{[]string{"cpus", "--format", "json", "--end", "577", fx + "qemu-smt8-hackbench/trace.txt.zst"}, true},
+	}
+	for _, tc := range cases {
+		c := tc.args
+		t.Run(strings.Join(c, " "), func(t *testing.T) {
+			args := func(mode string) []string {
+				return append([]string{c[0], "--stream", mode}, c[1:]...)
+			}
+			wantOut, wantErr, wantCode := execute(t, args("never")...)
+			before := streamedReads.Load()
+			gotOut, gotErr, gotCode := execute(t, args("always")...)
+			if streamed := streamedReads.Load() > before; streamed != tc.streams {
+				t.Errorf("streamed: %v, want %v", streamed, tc.streams)
+			}
+			if c[1] == "--start-marker" {
+				// A window that cannot be resolved stops the streamed
+				// read before its second pass, where the inconsistencies
+				// are found.
+				var keep []string
+				for _, l := range strings.SplitAfter(wantErr, "\n") {
+					if !strings.Contains(l, "inconsistencies") {
+						keep = append(keep, l)
+					}
+				}
+				wantErr = strings.Join(keep, "")
+			}
+			if gotCode != wantCode || gotOut != wantOut || gotErr != wantErr {
+				t.Errorf("streamed: exit %d, %d bytes out, stderr %q\nloaded: exit %d, %d bytes out, stderr %q",
+					gotCode, len(gotOut), gotErr, wantCode, len(wantOut), wantErr)
+			}
+			if wantCode == 0 && len(wantOut) < 200 {
+				t.Errorf("only %d bytes out", len(wantOut))
+			}
+		})
+	}
+	if _, stderr, code := execute(t, "tasks", "--stream", "sometimes", fx+"ftrace-oracle-busy/trace.txt.zst"); code != 2 || !strings.Contains(stderr, "--stream") {
+		t.Errorf("--stream sometimes: exit %d, %q", code, stderr)
+	}
+}

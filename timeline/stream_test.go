@@ -1,0 +1,187 @@
+package timeline_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// streamFixtures are the real text traces a streamed walk is checked on:
+// every text reader, a clipped buffer (ftrace-overflow), lost-event gaps
+// (ftrace-pipe-lost), trace-cmd report text, and the markers of a guest
+// capture.
+var streamFixtures = []string{
+	"ftrace-hackbench-cyclictest/trace.txt.gz",
+	"ftrace-overflow/trace.txt.gz",
+	"ftrace-pipe-lost/trace.txt.gz",
+	"ftrace-oracle-busy/report.txt.zst",
+	"ftrace-hackbench-quiet/trace.txt.zst",
+	"perf-hackbench-cyclictest/perf-script.txt.gz",
+	"qemu-smt8-hackbench/trace.txt.zst",
+	"qemu-juno-asym/trace.txt.zst",
+}
+
+// walked is what one walk hands out.
+type walked struct {
+	spans []timeline.Span
+	stats timeline.WalkStats
+}
+
+// TestStreamWalkSameAsWalk: the two reads of a streamed walk (a summary,
+// then a walk of the events a chunk at a time) give the figures, spans,
+// counts, tasks and inconsistencies of a walk of the loaded Timeline, on
+// real traces, with chunks of one event, of a few, and of the default size.
+func TestStreamWalkSameAsWalk(t *testing.T) {
+	for _, rel := range streamFixtures {
+		path := "../fixtures/real/" + rel
+		ld, err := ingest.Load(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want walked
+		want.stats = ld.Timeline.Walk(func(s *timeline.Span) { want.spans = append(want.spans, *s) })
+		wantIncs := ld.Timeline.Inconsistencies()
+		if len(want.spans) < 1000 {
+			t.Fatalf("%s: only %d spans", rel, len(want.spans))
+		}
+		for _, chunk := range []int{1, 7, 1000, 1 << 14} {
+			t.Run(fmt.Sprintf("%s/chunk=%d", rel, chunk), func(t *testing.T) {
+				defer timeline.SetStreamChunk(chunk)()
+				sum, err := ingest.Summarize(path, ingest.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, b := ld.Timeline, sum.Timeline
+				if !b.Summary() || b.Times != nil {
+					t.Fatal("Summarize kept events")
+				}
+				for _, f := range []struct {
+					name      string
+					got, want any
+				}{
+					{"NCPU", b.NCPU, a.NCPU}, {"Len", b.Len(), a.Len()}, {"Start", b.Start, a.Start}, {"End", b.End, a.End},
+					{"ValidStart", b.ValidStart, a.ValidStart}, {"ValidStartRule", b.ValidStartRule, a.ValidStartRule},
+					{"ValidStartReason", b.ValidStartReason, a.ValidStartReason}, {"CPUFirst", b.CPUFirst, a.CPUFirst},
+					{"CPULast", b.CPULast, a.CPULast}, {"Gaps", b.Gaps, a.Gaps}, {"LostEvents", b.LostEvents, a.LostEvents},
+					{"HasWaking", b.HasWaking, a.HasWaking}, {"HasWakeup", b.HasWakeup, a.HasWakeup},
+					{"KindCounts", b.KindCounts, a.KindCounts}, {"Markers", b.Markers(), a.Markers()},
+				} {
+					if !reflect.DeepEqual(f.got, f.want) {
+						t.Errorf("summary %s = %v, want %v", f.name, f.got, f.want)
+					}
+				}
+				var got walked
+				chunks := 0
+				got.stats, err = ingest.StreamWalk(sum, ingest.Options{},
+					func(s *timeline.Span) { got.spans = append(got.spans, *s) },
+					func(c *timeline.Timeline) {
+						chunks++
+						if c.Len() > chunk || len(c.TaskOf) != c.Len() {
+							t.Fatalf("chunk of %d events, %d task ids (size %d)", c.Len(), len(c.TaskOf), chunk)
+						}
+					})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := (a.Len() + chunk - 1) / chunk; chunks != want {
+					t.Errorf("%d chunks, want %d", chunks, want)
+				}
+				if len(got.spans) != len(want.spans) {
+					t.Fatalf("%d spans, want %d", len(got.spans), len(want.spans))
+				}
+				for i := range got.spans {
+					if got.spans[i] != want.spans[i] {
+						t.Fatalf("span %d: %+v, want %+v", i, got.spans[i], want.spans[i])
+					}
+				}
+				if !reflect.DeepEqual(got.stats, want.stats) {
+					t.Errorf("walk stats differ: %d/%d wakeups of running/queued, want %d/%d",
+						got.stats.WakeupsOfRunning, got.stats.WakeupsOfQueued, want.stats.WakeupsOfRunning, want.stats.WakeupsOfQueued)
+				}
+				if !reflect.DeepEqual(b.Tasks, a.Tasks) {
+					t.Errorf("tasks differ: %d, want %d", len(b.Tasks), len(a.Tasks))
+				}
+				for i := range min(len(a.Tasks), len(b.Tasks)) {
+					if got, want := b.TaskName(timeline.TaskID(i)), a.TaskName(timeline.TaskID(i)); got != want {
+						t.Fatalf("task %d named %q, want %q", i, got, want)
+					}
+				}
+				if !reflect.DeepEqual(b.Inconsistencies(), wantIncs) {
+					t.Errorf("%d inconsistencies, want %d", len(b.Inconsistencies()), len(wantIncs))
+				}
+				if _, err := b.NewStreamWalk(nil, nil); err == nil {
+					t.Error("a summary walked twice")
+				}
+			})
+		}
+	}
+}
+
+// TestSummarizeRefuses: standard input, a binary format and text out of
+// time order are not streamed, with errors the caller can tell apart.
+func TestSummarizeRefuses(t *testing.T) {
+	if _, err := ingest.Summarize("-", ingest.Options{}); !errors.Is(err, ingest.ErrNotStreamable) {
+		t.Errorf("stdin: %v", err)
+	}
+	if _, err := ingest.Summarize("../fixtures/real/perf-hackbench-cyclictest/perf.data.zst", ingest.Options{}); !errors.Is(err, ingest.ErrNotStreamable) {
+		t.Errorf("perf.data: %v", err)
+	}
+	b := timeline.NewSummaryBuilder(nil, 2)
+	b.Add(timeline.Event{Time: 2000, CPU: 0, Kind: timeline.KindSwitch, Task: 1, Other: 0})
+	b.Add(timeline.Event{Time: 1000, CPU: 1, Kind: timeline.KindSwitch, Task: 2, Other: 0})
+	if _, err := b.Finish(); !errors.Is(err, timeline.ErrNotTimeOrdered) {
+		t.Errorf("out of order: %v", err)
+	}
+}
+
+// TestStreamWalkChecksSecondRead: a second read whose events differ from
+// the first's (a file changed between them) is an error, not a walk of
+// events the summary does not describe.
+func TestStreamWalkChecksSecondRead(t *testing.T) {
+	first := []timeline.Event{
+		{Time: 1000, CPU: 0, Kind: timeline.KindSwitch, Task: 10, Other: 0},
+		{Time: 2000, CPU: 1, Kind: timeline.KindWaking, Task: 11, Other: 10},
+		{Time: 3000, CPU: 1, Kind: timeline.KindSwitch, Task: 11, Other: 0},
+	}
+	for _, tc := range []struct {
+		name   string
+		second func([]timeline.Event) []timeline.Event
+		want   string
+	}{
+		{"same", func(e []timeline.Event) []timeline.Event { return e }, ""},
+		{"kind", func(e []timeline.Event) []timeline.Event { e[1].Kind = timeline.KindWakeup; return e }, "count of each kind"},
+		{"cpu", func(e []timeline.Event) []timeline.Event { e[1].CPU = 0; return e }, "first event of each CPU"},
+		{"fewer", func(e []timeline.Event) []timeline.Event { return e[:2] }, "gave 2 events"},
+		{"order", func(e []timeline.Event) []timeline.Event { e[0].Time = 2500; return e }, "not in time order"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := timeline.NewSummaryBuilder(nil, 2)
+			for _, ev := range first {
+				b.Add(ev)
+			}
+			sum, err := b.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := sum.NewStreamWalk(func(*timeline.Span) {}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range tc.second(append([]timeline.Event(nil), first...)) {
+				w.Add(ev)
+			}
+			_, err = w.Finish()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
