@@ -226,6 +226,18 @@ func checkInputs(topoFlag string, aff *affinityFlags) error {
 // load reads a trace and prints what the user must know about its quality to
 // stderr.
 func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, error) {
+	ld, err := f.loadQuiet(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	f.warnLoad(cmd, ld)
+	return ld, nil
+}
+
+// loadQuiet is load without the warnings, for a caller that walks the
+// timeline before it prints them: the count of inconsistencies they give
+// then costs no walk of its own.
+func (f *traceFlags) loadQuiet(cmd *cobra.Command, path string) (*ingest.Loaded, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -249,7 +261,6 @@ func (f *traceFlags) load(cmd *cobra.Command, path string) (*ingest.Loaded, erro
 	if err != nil {
 		return nil, f.loadError(err)
 	}
-	f.warnLoad(cmd, ld)
 	return ld, nil
 }
 

@@ -57,11 +57,20 @@ func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...
 			return ld, win, acc, err
 		}
 	}
-	ld, win, err := f.prepare(cmd, path, formats...)
+	// Loaded: accounted before the warnings, whose count of
+	// inconsistencies the accounting's walk then finds.
+	ld, err := f.loadQuiet(cmd, path)
 	if err != nil {
+		return nil, metrics.Window{}, nil, err
+	}
+	win, err := f.window(ld.Timeline)
+	if err != nil {
+		f.warnLoad(cmd, ld)
 		return ld, win, nil, err
 	}
-	return ld, win, metrics.Account(ld.Timeline, win), nil
+	acc := metrics.Account(ld.Timeline, win)
+	f.warnLoad(cmd, ld)
+	return ld, win, acc, f.checkFilter(cmd.ErrOrStderr(), ld.Timeline)
 }
 
 // streamAccount is prepareAccount's streamed read.
