@@ -113,39 +113,60 @@ func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChu
 	return ws, nil
 }
 
-// StreamAbove is the size of text from which a streamed analysis is the
-// default: below it, loading the Timeline whole takes less time (one read
-// instead of two; 0.75x on 1.26 GB of ftrace text) and memory that is
-// still small (about 50 bytes an event, some 200 MiB at this size).
-const StreamAbove = 512 << 20
-
 // compressionRatio is a low estimate of how much gzip or zstd shrinks a
-// text trace (the fixtures: 8-14x), to compare a compressed file with
-// StreamAbove.
+// text trace (the fixtures: 8-14x), to size a compressed file's text.
 const compressionRatio = 8
 
-// WorthStreaming reports whether the trace file at path is large enough for
-// a streamed analysis to pay (StreamAbove, a compressed file's size scaled
-// by compressionRatio). It does not look at the format: Summarize refuses
-// what cannot be streamed.
+// textEventBytes is a low estimate of the bytes of text an event takes
+// (ftrace text 139-155 on the fixtures, perf script 250-261), so that an
+// estimate of the events from a file's size errs high.
+const textEventBytes = 100
+
+// WorthStreaming reports whether the trace file at path is large enough
+// for a streamed analysis to pay: when loading it whole would take more
+// than a quarter of the memory available (at BytesPerEvent an event, the
+// events estimated from the file's size), or, where the memory available
+// is not known, from 512 MiB of text. It does not look at the format:
+// Summarize refuses what cannot be streamed.
 func WorthStreaming(path string) bool {
-	if path == "-" {
+	size, compressed, ok := fileSize(path)
+	if !ok {
 		return false
+	}
+	limit, _ := defaultMaxEvents() // half the memory available, in events
+	return worthStreaming(size, compressed, limit)
+}
+
+// worthStreaming is WorthStreaming for a file of size bytes (compressed or
+// not) where the memory available holds 2*halfMem events (0: unknown).
+func worthStreaming(size int64, compressed bool, halfMem int64) bool {
+	if compressed {
+		size *= compressionRatio
+	}
+	if halfMem <= 0 {
+		return size >= 512<<20
+	}
+	return size/textEventBytes > halfMem/2
+}
+
+// fileSize returns the size of the regular file at path and whether it
+// starts with a gzip or zstd magic number; false when it is not a regular
+// file that can be read.
+func fileSize(path string) (size int64, compressed, ok bool) {
+	if path == "-" {
+		return 0, false, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return 0, false, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return false
+		return 0, false, false
 	}
-	size := fi.Size()
 	var magic [4]byte
-	if n, _ := io.ReadFull(f, magic[:]); n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b ||
-		n == 4 && bytes.Equal(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd}) {
-		size *= compressionRatio
-	}
-	return size >= StreamAbove
+	n, _ := io.ReadFull(f, magic[:])
+	compressed = n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b || n == 4 && bytes.Equal(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd})
+	return fi.Size(), compressed, true
 }

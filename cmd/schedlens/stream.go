@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -28,10 +27,9 @@ var streamedReads atomic.Int64
 // registerStream adds --stream to a command whose analysis can run over a
 // streamed walk (tasks, cpus).
 func (f *traceFlags) registerStream(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.stream, "stream", streamAuto, fmt.Sprintf(
-		"read a text trace file twice instead of holding its events (memory grows with tasks, not events): "+
-			"auto (from %d MiB of text, a compressed file counted %dx its size), always, never; the output is the same",
-		ingest.StreamAbove>>20, 8))
+	cmd.Flags().StringVar(&f.stream, "stream", streamAuto,
+		"read a text trace file twice instead of holding its events, so that memory grows with tasks, not events (about 1.4x the time): "+
+			"auto (when holding them would take over a quarter of the memory available), always, never; the output is the same")
 }
 
 // prepareAccount is prepare followed by metrics.Account: it checks the
