@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -78,7 +79,8 @@ func scaledFtrace(tb testing.TB, mb int) []byte {
 // (e.g. 1024 for the 1 GB figure of issue 17). It reports input MB/s,
 // events/s, input bytes per event and allocations per event; B/op is what
 // the path allocates for the whole input. "serial" parses on one
-// goroutine, "parallel" on one per CPU (Options.Workers).
+// goroutine, "parallel" on one per CPU (Options.Workers), "streamed" reads
+// a file twice and holds no Timeline (Summarize, StreamWalk).
 func BenchmarkTasksScaled(b *testing.B) {
 	mb := 50
 	if s := os.Getenv("SCHEDLENS_BENCH_MB"); s != "" {
@@ -110,4 +112,31 @@ func BenchmarkTasksScaled(b *testing.B) {
 			b.ReportMetric(float64(len(data))*float64(b.N)/float64(events), "in-B/event")
 		})
 	}
+	// "streamed": the same accounting from two reads of a file (Summarize,
+	// StreamWalk), holding no Timeline.
+	path := filepath.Join(b.TempDir(), "scaled.txt")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("streamed", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		events := 0
+		for b.Loop() {
+			ld, err := Summarize(path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a := metrics.NewAccountant(ld.Timeline, metrics.DefaultWindow(ld.Timeline))
+			ws, err := StreamWalk(ld, Options{}, a.Span, a.Events)
+			if err != nil {
+				b.Fatal(err)
+			}
+			a.Result(ws)
+			events += ld.Timeline.Len()
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(float64(len(data))*float64(b.N)/float64(events), "in-B/event")
+	})
 }
