@@ -144,10 +144,7 @@ func (b *Builder) Add(ev Event) {
 	b.kinds = append(b.kinds, ev.Kind)
 	b.ctxs = append(b.ctxs, ev.Ctx)
 	b.states = append(b.states, ev.State)
-	p := uint8(NoPrio)
-	if ev.Prio >= 0 && ev.Prio < NoPrio {
-		p = uint8(ev.Prio)
-	}
+	p := prioOf(ev.Prio)
 	b.prios = append(b.prios, p)
 	b.tasks = append(b.tasks, ev.Task)
 	b.others = append(b.others, ev.Other)
@@ -159,6 +156,15 @@ func (b *Builder) Add(ev Event) {
 	if r := b.online; r != nil {
 		r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
 	}
+}
+
+// prioOf is an event's prio as the Prios column keeps it (NoPrio if
+// absent or out of range).
+func prioOf(prio int16) uint8 {
+	if prio >= 0 && prio < NoPrio {
+		return uint8(prio)
+	}
+	return NoPrio
 }
 
 func clamp32(v int64) int32 {

@@ -153,10 +153,7 @@ func (s *StreamWalk) Add(ev Event) {
 	c.Kinds = append(c.Kinds, ev.Kind)
 	c.Ctxs = append(c.Ctxs, ev.Ctx)
 	c.States = append(c.States, ev.State)
-	p := uint8(NoPrio)
-	if ev.Prio >= 0 && ev.Prio < NoPrio {
-		p = uint8(ev.Prio)
-	}
+	p := prioOf(ev.Prio)
 	c.Prios = append(c.Prios, p)
 	c.Comms = append(c.Comms, ev.Comm)
 	c.Args = append(c.Args, clamp32(ev.Arg))
