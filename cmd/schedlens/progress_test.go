@@ -127,3 +127,21 @@ func onTerminal(t *testing.T, args []string) (tty, stdout string) {
 	}
 	return got.String(), out.String()
 }
+
+// TestStreamProgress: a streamed tasks draws one bar for each of its two
+// reads, named (1/2) and (2/2), each with bytes of total and events.
+func TestStreamProgress(t *testing.T) {
+	old := progress.Delay
+	progress.Delay = 0
+	defer func() { progress.Delay = old }()
+	in := fx + "qemu-smt8-hackbench/trace.txt.zst"
+	tty, out := onTerminal(t, []string{"tasks", "--stream", "always", "--format", "json", in})
+	for _, want := range []string{"trace.txt.zst (1/2)", "trace.txt.zst (2/2)", "292.7 KiB / 292.7 KiB", "47337 events"} {
+		if !strings.Contains(tty, want) {
+			t.Errorf("terminal stderr lacks %q: %q", want, tty)
+		}
+	}
+	if !strings.Contains(out, `"tasks"`) {
+		t.Errorf("stdout: %.200q", out)
+	}
+}
