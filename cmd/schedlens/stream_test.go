@@ -32,6 +32,24 @@ func TestStreamSameAsLoad(t *testing.T) {
 	if err := os.WriteFile(bad, damaged, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The same text with two adjacent records of different CPUs swapped:
+	// each CPU's stream is still in order, the whole is not.
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	swapped := false
+	for i := len(lines) / 2; i+1 < len(lines) && !swapped; i++ {
+		a, b := lines[i], lines[i+1]
+		if bytes.Contains(a, []byte("[000]")) && bytes.Contains(b, []byte("[001]")) && !bytes.Equal(a[40:60], b[40:60]) {
+			lines[i], lines[i+1] = b, a
+			swapped = true
+		}
+	}
+	if !swapped {
+		t.Fatal("no records to swap")
+	}
+	unordered := filepath.Join(t.TempDir(), "unordered.txt")
+	if err := os.WriteFile(unordered, bytes.Join(lines, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args    []string
 		streams bool // the streamed read runs to its end
@@ -47,6 +65,7 @@ func TestStreamSameAsLoad(t *testing.T) {
 		{[]string{"tasks", "--lenient", "--format", "json", bad}, true},
 		{[]string{"tasks", bad}, false}, // the malformed line stops the first read
 		{[]string{"tasks", "--start-marker", "no such marker", fx + "ftrace-oracle-busy/trace.txt.zst"}, false}, // stops before the second read
+		{[]string{"tasks", "--format", "json", unordered}, false}, // loaded: not in time order
 		{[]string{"cpus", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
 		{[]string{"cpus", "--format", "json", "--end", "577", fx + "qemu-smt8-hackbench/trace.txt.zst"}, true},
 	}
