@@ -66,7 +66,11 @@ type recParser struct {
 
 // classify parses line (with its newline) at r.pos into res.
 func (r *recParser) classify(line []byte, res *lineRes) {
-	*res = lineRes{pos: r.pos}
+	// Every field but the event, which only a record has and which
+	// parseRecord resets: res may hold an earlier line's parse, and a
+	// whole reset writes its 176 bytes for every line.
+	res.kind, res.known, res.prefix, res.plugin, res.intTime = resNone, false, false, false, false
+	res.pos, res.err, res.line, res.name = r.pos, nil, nil, nil
 	lo := int32(len(r.refs))
 	err := r.parseLine(line, res)
 	res.refs = [2]int32{lo, int32(len(r.refs))}

@@ -24,11 +24,10 @@ func (r *Reader) newParser() func(b *parse.Block[lineRes, deferred]) {
 	rp := &recParser{name: r.name, summary: r.summary}
 	return func(b *parse.Block[lineRes, deferred]) {
 		rp.refs = b.X.refs[:0]
-		for line, pos := range b.Lines() {
-			b.Res = append(b.Res, lineRes{})
+		b.Each(func(line []byte, pos parse.LinePos, res *lineRes) {
 			rp.pos = pos
-			rp.classify(line, &b.Res[len(b.Res)-1])
-		}
+			rp.classify(line, res)
+		})
 		b.X.refs = rp.refs
 		rp.refs = nil
 	}
