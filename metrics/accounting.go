@@ -133,23 +133,52 @@ type Accounting struct {
 // Account computes per-task and per-CPU times over win in one walk.
 func Account(tl *timeline.Timeline, win Window) *Accounting {
 	a := NewAccountant(tl, win)
-	a.grow(tl.Tasks)
-	// The event counters need no walk: they run beside it, on their own
-	// fields of tasks and cpus (and their own seen).
-	done := make(chan struct{})
-	go func() {
-		countEvents(tl, win, a.tasks, a.cpus, a.counted)
-		close(done)
-	}()
-	ws := tl.Walk(a.Span)
-	<-done
+	ws := Feed(tl, a)
 	return a.Result(ws)
 }
 
-// Accountant is Account's state, for a walk it does not run itself: a
-// streamed walk (timeline.StreamWalk) feeds it each chunk of events
-// (Events) before the spans of that chunk (Span), and Result gives the
-// accounting once the walk has ended.
+// A Sink is a metric's state, fed by a walk it does not run: Events with
+// the events (a whole Timeline, or a chunk of a streamed one: a Timeline
+// with that chunk's columns and the task instances so far), Span with each
+// span the walk closes. A streamed walk (timeline.StreamWalk) calls Events
+// for a chunk before the spans that chunk closes; Feed, over a loaded
+// Timeline, calls Events once for all of it, beside the walk, so a Sink's
+// Events and Span must not write the same memory.
+type Sink interface {
+	Events(events *timeline.Timeline)
+	Span(s *timeline.Span)
+}
+
+// Feed walks tl once for every sink: each one's Events runs on a goroutine
+// of its own beside the walk, which hands every span to each Span in turn.
+func Feed(tl *timeline.Timeline, sinks ...Sink) timeline.WalkStats {
+	done := make(chan struct{}, len(sinks))
+	for _, k := range sinks {
+		go func() {
+			k.Events(tl)
+			done <- struct{}{}
+		}()
+	}
+	var ws timeline.WalkStats
+	if len(sinks) == 1 {
+		ws = tl.Walk(sinks[0].Span)
+	} else {
+		ws = tl.Walk(func(s *timeline.Span) {
+			for _, k := range sinks {
+				k.Span(s)
+			}
+		})
+	}
+	for range sinks {
+		<-done
+	}
+	return ws
+}
+
+// Accountant is Account's state as a Sink, for a walk that feeds other
+// metrics too (Options.Also) or a streamed one; Result gives the
+// accounting once the walk has ended. Its Events counts switches,
+// preemptions and migrations on fields its Span does not write.
 type Accountant struct {
 	tl    *timeline.Timeline
 	win   Window
@@ -170,11 +199,16 @@ func NewAccountant(tl *timeline.Timeline, win Window) *Accountant {
 	for c := range a.cpus {
 		a.cpus[c].CPU = timeline.CPU(c)
 	}
+	a.grow(tl.Tasks)
 	return a
 }
 
-// grow makes room for the task instances known.
+// grow makes room for the task instances known; it writes nothing when
+// there is room already (Events of a loaded Timeline, beside Span).
 func (a *Accountant) grow(known []timeline.Task) {
+	if len(known) <= len(a.known) && len(known) <= len(a.tasks) {
+		return
+	}
 	a.known = known
 	for len(a.tasks) < len(known) {
 		a.tasks = append(a.tasks, TaskTimes{})

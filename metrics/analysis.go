@@ -37,6 +37,10 @@ type Options struct {
 	// that only ever ran on one CPU must have to be flagged possibly
 	// pinned; 0 means DefaultPinnedMinWaits.
 	PinnedMinWaits int
+	// Also are other metrics the walk feeds (Feed), so that a caller that
+	// wants them too walks the timeline once: an Accountant, whose Result
+	// takes Analysis.Walk.
+	Also []Sink
 }
 
 // DefaultPinnedMinWaits is the default Options.PinnedMinWaits.
@@ -56,6 +60,8 @@ type Analysis struct {
 	// CPU ran is not known (before its stream starts, in lost-event gaps,
 	// after a missing switch): neither busy nor idle in any figure.
 	UnobservedNs []int64
+	// Walk is what the walk counted besides spans.
+	Walk timeline.WalkStats
 
 	strips func() [][]StripBin
 }
@@ -212,7 +218,8 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	}
 	a.Topology = topo
 	c := newCollector(tl, win, topo, opts)
-	c.walk = tl.Walk(c.span)
+	c.walk = Feed(tl, append([]Sink{c}, opts.Also...)...)
+	a.Walk = c.walk
 	// The latency distributions and the interval sweep read the samples
 	// independently (the sweep writes only Sample.IdleCPUNs, which the
 	// distributions do not read): run them side by side.
@@ -405,8 +412,12 @@ func (c *collector) capOf(cpu timeline.CPU) int {
 	return capacityScale
 }
 
-// span is the Walk callback.
-func (c *collector) span(s *timeline.Span) {
+// Events makes the collector a Sink: it needs the events of the whole
+// timeline before its walk (newCollector indexes them), none beside it.
+func (c *collector) Events(*timeline.Timeline) {}
+
+// Span is the Walk callback.
+func (c *collector) Span(s *timeline.Span) {
 	if s.Task == timeline.NoTask {
 		return // a CPU whose running task is unknown: neither idle nor busy
 	}

@@ -131,18 +131,33 @@ func (f *traceFlags) filter() metrics.Filter {
 // trace's closest pids and comms, and warns on w about each value that
 // selects nothing when others do.
 func (f *traceFlags) checkFilter(w io.Writer, tl *timeline.Timeline) error {
+	warn, err := f.filterWarnings(tl)
+	if err != nil {
+		return err
+	}
+	f.warn(w, warn)
+	return nil
+}
+
+// filterWarnings is checkFilter's error, or its warnings as they would be
+// printed, for a caller that prints them later.
+func (f *traceFlags) filterWarnings(tl *timeline.Timeline) (string, error) {
 	flt := f.filter()
 	if err := flt.Check(tl); err != nil {
-		return usageError{err}
+		return "", usageError{err}
 	}
 	misses, _ := flt.Misses(tl)
 	var buf bytes.Buffer
 	for _, m := range misses {
 		fmt.Fprintf(&buf, "warning: --pid/--comm: %s\n", m)
 	}
-	w.Write(buf.Bytes())
-	f.warnings = append(f.warnings, warningLines(buf.String())...)
-	return nil
+	return buf.String(), nil
+}
+
+// warn prints warning lines on w and keeps them for the JSON header.
+func (f *traceFlags) warn(w io.Writer, lines string) {
+	io.WriteString(w, lines)
+	f.warnings = append(f.warnings, warningLines(lines)...)
 }
 
 // filterText describes --pid/--comm for reports: "pid 1,2 and comm foo", "" for none.

@@ -106,18 +106,34 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		cmd.ErrOrStderr().Write(warn.Bytes())
 		f.warnings = warningLines(warn.String())
 	} else {
-		ld, err = f.load(cmd, args[0]) // prints its warnings to stderr
+		// Its warnings are printed once a walk has found the
+		// inconsistencies they count, which would cost a walk of its own
+		// now; before anything else goes to stderr.
+		ld, err = f.loadQuiet(cmd, args[0])
 		if err != nil {
 			return nil, err
 		}
 	}
 	tl := ld.Timeline
+	filterWarn := ""
+	warned := embedded
+	printWarnings := func() {
+		if !warned {
+			f.warnLoad(cmd, ld)
+			f.warn(cmd.ErrOrStderr(), filterWarn)
+			warned = true
+		}
+	}
+	defer printWarnings() // on an error
 	win, err := f.window(tl)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.checkFilter(cmd.ErrOrStderr(), tl); err != nil {
+	if filterWarn, err = f.filterWarnings(tl); err != nil {
 		return nil, err
+	}
+	if embedded {
+		f.warn(cmd.ErrOrStderr(), filterWarn)
 	}
 	topo, err := f.resolveTopology(ld, embedded)
 	if err != nil {
@@ -128,11 +144,18 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		return nil, err
 	}
 	flt := f.filter()
+	var accountant *metrics.Accountant
+	var also []metrics.Sink
+	if accounting {
+		accountant = metrics.NewAccountant(tl, win)
+		also = append(also, accountant)
+	}
 	a, err := metrics.Analyze(tl, metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow),
-		OwnQueueList: ownQueueList(f.ownList)})
+		OwnQueueList: ownQueueList(f.ownList), Also: also})
 	if err != nil {
 		return nil, err
 	}
+	printWarnings()
 	in := &report.Input{Trace: traceSummary(ld), Analysis: a, Filter: f.filterText(), Top: f.top,
 		Command: commandLine(cmd, args), Version: Version}
 	if embedded {
@@ -140,7 +163,7 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	}
 	in.Warnings = f.warnings
 	if accounting {
-		acc := metrics.Account(tl, win)
+		acc := accountant.Result(a.Walk)
 		for _, t := range acc.Tasks {
 			if flt.Match(tl, t.ID) {
 				in.Tasks = append(in.Tasks, t)

@@ -120,6 +120,5 @@ func (f *traceFlags) streamAccount(cmd *cobra.Command, path string) (*ingest.Loa
 func (f *traceFlags) warnLoad(cmd *cobra.Command, ld *ingest.Loaded) {
 	var buf bytes.Buffer
 	warnLoad(&buf, ld)
-	cmd.ErrOrStderr().Write(buf.Bytes())
-	f.warnings = append(f.warnings, warningLines(buf.String())...)
+	f.warn(cmd.ErrOrStderr(), buf.String())
 }
