@@ -174,12 +174,14 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 	if win == (metrics.Window{}) {
 		win = metrics.DefaultWindow(tl)
 	}
-	acc := metrics.Account(tl, win)
-	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity})
+	// One walk for both.
+	accountant := metrics.NewAccountant(tl, win)
+	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity,
+		Also: []metrics.Sink{accountant}})
 	if err != nil {
 		return nil, err
 	}
-	return FromMetrics(tl, acc, an, o.Filter), nil
+	return FromMetrics(tl, accountant.Result(an.Walk), an, o.Filter), nil
 }
 
 // FromMetrics builds a Side from the accounting and the analysis of tl
