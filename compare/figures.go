@@ -174,14 +174,11 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 	if win == (metrics.Window{}) {
 		win = metrics.DefaultWindow(tl)
 	}
-	// One walk for both.
-	accountant := metrics.NewAccountant(tl, win)
-	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity,
-		Also: []metrics.Sink{accountant}})
+	an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity})
 	if err != nil {
 		return nil, err
 	}
-	return FromMetrics(tl, accountant.Result(an.Walk), an, o.Filter), nil
+	return FromMetrics(tl, acc, an, o.Filter), nil
 }
 
 // FromMetrics builds a Side from the accounting and the analysis of tl

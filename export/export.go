@@ -133,8 +133,7 @@ func write(ld *ingest.Loaded, sha, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc := metrics.Account(tl, win)
-	an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: topo, Affinity: aff})
+	an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: topo, Affinity: aff})
 	if err != nil {
 		return nil, err
 	}

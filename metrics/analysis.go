@@ -244,6 +244,22 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	return a, nil
 }
 
+// AnalyzeAccount is Analyze and Account over the same window, measured in
+// one walk.
+func AnalyzeAccount(tl *timeline.Timeline, opts Options) (*Analysis, *Accounting, error) {
+	win := opts.Window
+	if win == (Window{}) {
+		win = DefaultWindow(tl)
+	}
+	acc := NewAccountant(tl, win)
+	opts.Also = append(opts.Also[:len(opts.Also):len(opts.Also)], acc)
+	an, err := Analyze(tl, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return an, acc.Result(an.Walk), nil
+}
+
 func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
 	n := len(tl.Tasks)
 	c := &collector{tl: tl, win: win, topo: topo, match: make([]bool, n),

@@ -144,14 +144,15 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		return nil, err
 	}
 	flt := f.filter()
-	var accountant *metrics.Accountant
-	var also []metrics.Sink
+	opts := metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow),
+		OwnQueueList: ownQueueList(f.ownList)}
+	var a *metrics.Analysis
+	var acc *metrics.Accounting
 	if accounting {
-		accountant = metrics.NewAccountant(tl, win)
-		also = append(also, accountant)
+		a, acc, err = metrics.AnalyzeAccount(tl, opts)
+	} else {
+		a, err = metrics.Analyze(tl, opts)
 	}
-	a, err := metrics.Analyze(tl, metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow),
-		OwnQueueList: ownQueueList(f.ownList), Also: also})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,6 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	}
 	in.Warnings = f.warnings
 	if accounting {
-		acc := accountant.Result(a.Walk)
 		for _, t := range acc.Tasks {
 			if flt.Match(tl, t.ID) {
 				in.Tasks = append(in.Tasks, t)

@@ -104,11 +104,11 @@ whatif's prediction from those recordings compares: docs/seeds.md.`,
 				tl := res.Timeline
 				// A simulated timeline misses nothing: measure all of it.
 				win := metrics.Window{Start: tl.Start, End: tl.End}
-				an, err := metrics.Analyze(tl, metrics.Options{Window: win, Topology: topo})
+				an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: topo})
 				if err != nil {
 					return err
 				}
-				side := compare.FromMetrics(tl, metrics.Account(tl, win), an, metrics.Filter{})
+				side := compare.FromMetrics(tl, acc, an, metrics.Filter{})
 				run := scenarioRun{Policy: desc, Figures: compare.NewFiguresJSON(&side.Overall), ByComm: map[string]metrics.Dist{}, PreemptByComm: map[string]metrics.Dist{}}
 				for _, g := range an.Latency.Wakeup.ByComm {
 					run.ByComm[g.Key] = g.Dist

@@ -65,7 +65,7 @@ func TestStreamSameAsLoad(t *testing.T) {
 		{[]string{"tasks", "--lenient", "--format", "json", bad}, true},
 		{[]string{"tasks", bad}, false}, // the malformed line stops the first read
 		{[]string{"tasks", "--start-marker", "no such marker", fx + "ftrace-oracle-busy/trace.txt.zst"}, false}, // stops before the second read
-		{[]string{"tasks", "--format", "json", unordered}, false}, // loaded: not in time order
+		{[]string{"tasks", "--format", "json", unordered}, false},                                               // loaded: not in time order
 		{[]string{"cpus", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
 		{[]string{"cpus", "--format", "json", "--end", "577", fx + "qemu-smt8-hackbench/trace.txt.zst"}, true},
 	}
