@@ -50,6 +50,19 @@ func TestStreamSameAsLoad(t *testing.T) {
 	if err := os.WriteFile(unordered, bytes.Join(lines, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A trace with no event, and a gzip input cut short.
+	empty := filepath.Join(t.TempDir(), "empty.txt")
+	if err := os.WriteFile(empty, []byte("# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gz, err := os.ReadFile(fx + "ftrace-hackbench-cyclictest/trace.txt.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "cut.txt.gz")
+	if err := os.WriteFile(short, gz[:len(gz)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args    []string
 		streams bool // the streamed read runs to its end
@@ -66,6 +79,8 @@ func TestStreamSameAsLoad(t *testing.T) {
 		{[]string{"tasks", bad}, false}, // the malformed line stops the first read
 		{[]string{"tasks", "--start-marker", "no such marker", fx + "ftrace-oracle-busy/trace.txt.zst"}, false}, // stops before the second read
 		{[]string{"tasks", "--format", "json", unordered}, false},                                               // loaded: not in time order
+		{[]string{"tasks", empty}, true},
+		{[]string{"tasks", "--lenient", "--format", "json", short}, true}, // what decompressed, with the warning
 		{[]string{"cpus", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
 		{[]string{"cpus", "--format", "json", "--end", "577", fx + "qemu-smt8-hackbench/trace.txt.zst"}, true},
 	}
