@@ -117,7 +117,12 @@ func grow[T any](col *[]T, n int) {
 }
 
 // Len returns the number of events added.
-func (b *Builder) Len() int { return len(b.times) }
+func (b *Builder) Len() int {
+	if b.sum != nil {
+		return b.sum.n
+	}
+	return len(b.times)
+}
 
 // Add appends one event. Events with a negative CPU are rejected at Finish.
 func (b *Builder) Add(ev Event) {
@@ -128,12 +133,12 @@ func (b *Builder) Add(ev Event) {
 		b.err = fmt.Errorf("event %d (%v at %s): CPU %d out of range (0 to %d)", len(b.times), ev.Kind, ev.Time.Seconds(), ev.CPU, topology.MaxCPUs-1)
 		return
 	}
-	if ev.Kind == KindLost || ev.Kind == KindBufferStart && ev.Start != NoTime {
-		b.starts[len(b.times)] = ev.Start
-	}
 	if b.sum != nil {
 		b.addSummary(ev)
 		return
+	}
+	if ev.Kind == KindLost || ev.Kind == KindBufferStart && ev.Start != NoTime {
+		b.starts[len(b.times)] = ev.Start
 	}
 	if n := len(b.times); n > 0 && ev.Time < b.times[n-1] {
 		b.unordered = true
@@ -352,13 +357,7 @@ func (b *Builder) Finish() (*Timeline, error) {
 			r.event(tl.Times[i], tl.CPUs[i], tl.Kinds[i], tl.Comms[i], tl.Prios[i], tl.States[i], pids[i], opids[i], ocomms[i], tgids[i])
 		}
 	}
-	tl.Tasks, tl.TaskOf, tl.Other = r.tasks, slices.Clip(r.taskOf), slices.Clip(r.other)
-	for i := range tl.Tasks {
-		tk := &tl.Tasks[i]
-		if len(tk.Comms) > 0 {
-			tk.Comm = tk.Comms[len(tk.Comms)-1].Comm
-		}
-	}
+	tl.Tasks, tl.TaskOf, tl.Other = r.finalTasks(), slices.Clip(r.taskOf), slices.Clip(r.other)
 	// 5. Inconsistencies come from the first walk (Inconsistencies).
 	tl.incs = &incsCache{}
 	return tl, nil
@@ -525,6 +524,19 @@ func (r *resolver) lookup(pid TID, cpu int16, t Time) TaskID {
 		id = r.newTask(pid, t)
 	}
 	return id
+}
+
+// finalTasks returns the instances once every event is resolved, each
+// named by its latest comm.
+func (r *resolver) finalTasks() []Task {
+	tasks := slices.Clip(r.tasks)
+	for i := range tasks {
+		tk := &tasks[i]
+		if len(tk.Comms) > 0 {
+			tk.Comm = tk.Comms[len(tk.Comms)-1].Comm
+		}
+	}
+	return tasks
 }
 
 func (r *resolver) setComm(id TaskID, t Time, c CommID) {

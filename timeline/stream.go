@@ -35,15 +35,10 @@ func NewSummaryBuilder(strs *Strings, ncpu int) *Builder {
 
 // addSummary is Add in summary mode.
 func (b *Builder) addSummary(ev Event) {
-	s := b.sum
-	if s.n > 0 && ev.Time < s.end {
+	if s := b.sum; s.n > 0 && ev.Time < s.end {
 		b.unordered = true
 	}
-	start := NoTime
-	if ev.Kind == KindLost || ev.Kind == KindBufferStart {
-		start = ev.Start
-	}
-	s.add(ev.Time, int16(ev.CPU), ev.Kind, start, clamp32(ev.Arg))
+	b.sum.addEvent(&ev)
 	if ev.Kind == KindMarker {
 		b.markers = append(b.markers, Marker{Time: ev.Time, CPU: ev.CPU, Text: b.strs.Get(CommID(clamp32(ev.Arg)))})
 	}
@@ -159,11 +154,7 @@ func (s *StreamWalk) Add(ev Event) {
 	c.Args = append(c.Args, clamp32(ev.Arg))
 	c.Args2 = append(c.Args2, clamp32(ev.Arg2))
 	s.r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
-	start := NoTime
-	if ev.Kind == KindLost || ev.Kind == KindBufferStart {
-		start = ev.Start
-	}
-	s.sum.add(ev.Time, int16(ev.CPU), ev.Kind, start, clamp32(ev.Arg))
+	s.sum.addEvent(&ev)
 	if len(c.Times) == streamChunk {
 		s.flush()
 	}
@@ -201,26 +192,13 @@ func (s *StreamWalk) Finish() (WalkStats, error) {
 	if what := s.differs(); what != "" {
 		return WalkStats{}, fmt.Errorf("the second read of the trace differs from the first in its %s: did the file change?", what)
 	}
-	s.flush()
-	s.chunk.Tasks = s.r.tasks
-	s.w.grow(len(s.r.tasks))
+	s.flush() // the walker then knows every task: only events make them
 	s.w.end()
 	tl := s.tl
-	tl.Tasks = slices.Clip(s.r.tasks)
-	for i := range tl.Tasks {
-		tk := &tl.Tasks[i]
-		if len(tk.Comms) > 0 {
-			tk.Comm = tk.Comms[len(tk.Comms)-1].Comm
-		}
-	}
+	tl.Tasks = s.r.finalTasks()
 	tl.incs = &incsCache{}
 	tl.keepInconsistencies(s.w.incs)
-	st := WalkStats{WakeupsOfRunningBy: s.w.wakeRun, WakeupsOfQueuedBy: s.w.wakeQueued}
-	for i := range s.w.wakeRun {
-		st.WakeupsOfRunning += int64(s.w.wakeRun[i])
-		st.WakeupsOfQueued += int64(s.w.wakeQueued[i])
-	}
-	return st, nil
+	return s.w.stats(), nil
 }
 
 // differs names the first figure in which the second read's events differ

@@ -63,6 +63,15 @@ func (s *summary) add(t Time, c int16, k Kind, start Time, arg int32) {
 	}
 }
 
+// addEvent is add for an event in merged order.
+func (s *summary) addEvent(ev *Event) {
+	start := NoTime
+	if ev.Kind == KindLost || ev.Kind == KindBufferStart {
+		start = ev.Start
+	}
+	s.add(ev.Time, int16(ev.CPU), ev.Kind, start, clamp32(ev.Arg))
+}
+
 // apply sets tl's window, per-CPU figures, gaps and counters from the
 // events summarized; tl.NCPU must be set.
 func (s *summary) apply(tl *Timeline, cov Coverage, evidence string) {

@@ -160,6 +160,11 @@ func (tl *Timeline) Walk(fn func(*Span)) WalkStats {
 	w := newWalker(tl)
 	w.run(fn)
 	tl.keepInconsistencies(w.incs)
+	return w.stats()
+}
+
+// stats is what the walker counted besides spans.
+func (w *walker) stats() WalkStats {
 	st := WalkStats{WakeupsOfRunningBy: w.wakeRun, WakeupsOfQueuedBy: w.wakeQueued}
 	for i := range w.wakeRun {
 		st.WakeupsOfRunning += int64(w.wakeRun[i])
