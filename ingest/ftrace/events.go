@@ -49,76 +49,85 @@ var (
 	kRes        = []byte(" res=")
 )
 
-// summaryKinds are the events whose fields a summary read skips: every
-// event event interprets but the markers, whose text the summary keeps.
-var summaryKinds = map[string]timeline.Kind{
-	"sched_switch": timeline.KindSwitch, "sched_waking": timeline.KindWaking, "sched_wakeup": timeline.KindWakeup,
-	"sched_wakeup_new": timeline.KindWakeupNew, "sched_migrate_task": timeline.KindMigrate,
-	"sched_process_fork": timeline.KindFork, "sched_process_exec": timeline.KindExec,
-	"sched_process_exit": timeline.KindExit, "sched_process_free": timeline.KindFree,
-	"task_newtask": timeline.KindNewTask, "task_rename": timeline.KindRename, "cpu_idle": timeline.KindIdle,
-	"signal_generate": timeline.KindSignal,
+// schedKind returns the Kind of a scheduler event this package reads
+// fields of, by its name; false for a marker or an event it does not
+// interpret.
+func schedKind(name []byte) (timeline.Kind, bool) {
+	switch string(name) {
+	case "sched_switch":
+		return timeline.KindSwitch, true
+	case "sched_waking":
+		return timeline.KindWaking, true
+	case "sched_wakeup":
+		return timeline.KindWakeup, true
+	case "sched_wakeup_new":
+		return timeline.KindWakeupNew, true
+	case "sched_migrate_task":
+		return timeline.KindMigrate, true
+	case "sched_process_fork":
+		return timeline.KindFork, true
+	case "sched_process_exec":
+		return timeline.KindExec, true
+	case "sched_process_exit":
+		return timeline.KindExit, true
+	case "sched_process_free":
+		return timeline.KindFree, true
+	case "task_newtask":
+		return timeline.KindNewTask, true
+	case "task_rename":
+		return timeline.KindRename, true
+	case "cpu_idle":
+		return timeline.KindIdle, true
+	case "signal_generate":
+		return timeline.KindSignal, true
+	}
+	return timeline.KindUnknown, false
 }
 
 // event fills ev from the record's event name and fields. It reports false
-// for an event this package does not interpret.
+// for an event this package does not interpret. A summary read
+// (parse.Options.Summary) parses the fields of markers only.
 func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
 	p := h.rest
 	// trace-cmd pads the name to 20 columns; the kernel prints one space.
 	for len(p) > 0 && p[0] == ' ' {
 		p = p[1:]
 	}
-	if r.summary {
-		if k, ok := summaryKinds[string(h.name)]; ok {
-			ev.Kind = k
+	if k, ok := schedKind(h.name); ok {
+		ev.Kind = k
+		if r.summary {
 			return true, nil
 		}
-	}
-	var err error
-	switch string(h.name) {
-	case "sched_switch":
-		ev.Kind = timeline.KindSwitch
-		if bytes.HasPrefix(p, kPrevComm) {
-			err = r.switchKV(h, ev, p)
-		} else {
-			err = r.switchPlugin(h, ev, p)
+		var err error
+		switch k {
+		case timeline.KindSwitch:
+			if bytes.HasPrefix(p, kPrevComm) {
+				err = r.switchKV(h, ev, p)
+			} else {
+				err = r.switchPlugin(h, ev, p)
+			}
+		case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
+			err = r.wakeup(h, ev, p)
+		case timeline.KindMigrate:
+			err = r.migrate(h, ev, p)
+		case timeline.KindFork:
+			err = r.fork(h, ev, p)
+		case timeline.KindExec:
+			err = r.exec(h, ev, p)
+		case timeline.KindExit, timeline.KindFree:
+			err = r.exitFree(h, ev, p)
+		case timeline.KindNewTask:
+			err = r.newTask(h, ev, p)
+		case timeline.KindRename:
+			err = r.rename(h, ev, p)
+		case timeline.KindIdle:
+			err = r.cpuIdle(h, ev, p)
+		case timeline.KindSignal:
+			err = r.signal(h, ev, p)
 		}
-	case "sched_waking":
-		ev.Kind = timeline.KindWaking
-		err = r.wakeup(h, ev, p)
-	case "sched_wakeup":
-		ev.Kind = timeline.KindWakeup
-		err = r.wakeup(h, ev, p)
-	case "sched_wakeup_new":
-		ev.Kind = timeline.KindWakeupNew
-		err = r.wakeup(h, ev, p)
-	case "sched_migrate_task":
-		ev.Kind = timeline.KindMigrate
-		err = r.migrate(h, ev, p)
-	case "sched_process_fork":
-		ev.Kind = timeline.KindFork
-		err = r.fork(h, ev, p)
-	case "sched_process_exec":
-		ev.Kind = timeline.KindExec
-		err = r.exec(h, ev, p)
-	case "sched_process_exit":
-		ev.Kind = timeline.KindExit
-		err = r.exitFree(h, ev, p)
-	case "sched_process_free":
-		ev.Kind = timeline.KindFree
-		err = r.exitFree(h, ev, p)
-	case "task_newtask":
-		ev.Kind = timeline.KindNewTask
-		err = r.newTask(h, ev, p)
-	case "task_rename":
-		ev.Kind = timeline.KindRename
-		err = r.rename(h, ev, p)
-	case "cpu_idle":
-		ev.Kind = timeline.KindIdle
-		err = r.cpuIdle(h, ev, p)
-	case "signal_generate":
-		ev.Kind = timeline.KindSignal
-		err = r.signal(h, ev, p)
+		return err == nil, err
+	}
+	switch string(h.name) {
 	case "tracing_mark_write":
 		// The kernel prints the ftrace print entry as "%ps: %s" with the
 		// ip of tracing_mark_write: exactly one space, then the text.
@@ -150,9 +159,6 @@ func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
 			break
 		}
 		return false, nil
-	}
-	if err != nil {
-		return false, err
 	}
 	return true, nil
 }
