@@ -65,6 +65,10 @@ type format struct {
 	eventBytes int64
 }
 
+// ftraceEventBytes is the low estimate of the bytes of ftrace text an
+// event takes, the smallest of the text formats' eventBytes.
+const ftraceEventBytes = 100
+
 // randomAccess names the formats whose reader reads at random (perf.data
 // keeps its event formats after the data): they are given the file itself
 // when the input is an uncompressed regular file.
@@ -76,7 +80,7 @@ var formats = []format{
 	{"perf.data", perfdata.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfdata.NewReader(r, o) }, 0},
 	{"perfetto", perfetto.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perfetto.NewReader(r, o) }, 0},
 	{"perf-script", perf.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return perf.NewReader(r, o) }, 160},
-	{"ftrace", ftrace.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return ftrace.NewReader(r, o) }, 100},
+	{"ftrace", ftrace.Sniff, func(r io.Reader, o parse.Options) (parse.Reader, error) { return ftrace.NewReader(r, o) }, ftraceEventBytes},
 }
 
 // Stream is an opened trace: its reader and what must be closed after.
@@ -275,15 +279,15 @@ func decompressor(r io.Reader) (io.Reader, []io.Closer, error) {
 func decompressorNamed(r io.Reader, name string) (io.Reader, []io.Closer, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	magic, _ := br.Peek(4)
-	switch {
-	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+	switch compressionOf(magic) {
+	case "gzip":
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, &parse.ParseError{File: name, Record: "gzip header", Msg: "want a gzip stream, got " + err.Error(), Err: parse.ErrTruncated}
 		}
 		zr.Multistream(true)
 		return &decompressErr{r: zr, name: name, kind: "gzip"}, []io.Closer{zr}, nil
-	case len(magic) >= 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+	case "zstd":
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return nil, nil, &parse.ParseError{File: name, Record: "zstd header", Msg: err.Error(), Err: parse.ErrTruncated}
@@ -291,6 +295,18 @@ func decompressorNamed(r io.Reader, name string) (io.Reader, []io.Closer, error)
 		return &decompressErr{r: zr, name: name, kind: "zstd"}, []io.Closer{closeFunc(func() error { zr.Close(); return nil })}, nil
 	}
 	return br, nil, nil
+}
+
+// compressionOf names the compression whose magic number starts head:
+// "gzip", "zstd", or "" for none.
+func compressionOf(head []byte) string {
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return "gzip"
+	case len(head) >= 4 && bytes.Equal(head[:4], []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	}
+	return ""
 }
 
 // decompressErr turns decompression failures into positioned errors; when

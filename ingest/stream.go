@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -117,11 +116,6 @@ func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChu
 // text trace (the fixtures: 8-14x), to size a compressed file's text.
 const compressionRatio = 8
 
-// textEventBytes is a low estimate of the bytes of text an event takes
-// (ftrace text 139-155 on the fixtures, perf script 250-261), so that an
-// estimate of the events from a file's size errs high.
-const textEventBytes = 100
-
 // WorthStreaming reports whether the trace file at path is large enough
 // for a streamed analysis to pay: when loading it whole would take more
 // than a quarter of the memory available (at BytesPerEvent an event, the
@@ -146,7 +140,8 @@ func worthStreaming(size int64, compressed bool, halfMem int64) bool {
 	if halfMem <= 0 {
 		return size >= 512<<20
 	}
-	return size/textEventBytes > halfMem/2
+	// The events, estimated high: at the smallest bytes an event of text.
+	return size/ftraceEventBytes > halfMem/2
 }
 
 // fileSize returns the size of the regular file at path and whether it
@@ -167,6 +162,5 @@ func fileSize(path string) (size int64, compressed, ok bool) {
 	}
 	var magic [4]byte
 	n, _ := io.ReadFull(f, magic[:])
-	compressed = n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b || n == 4 && bytes.Equal(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd})
-	return fi.Size(), compressed, true
+	return fi.Size(), compressionOf(magic[:n]) != "", true
 }
