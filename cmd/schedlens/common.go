@@ -257,26 +257,44 @@ func (f *traceFlags) loadQuiet(cmd *cobra.Command, path string) (*ingest.Loaded,
 		return nil, err
 	}
 	var ld *ingest.Loaded
-	var err error
+	err := f.read(cmd, path, "", func(opts ingest.Options) (err error) {
+		if path == "-" {
+			ld, err = ingest.LoadReader(stdinFile, path, opts)
+		} else {
+			ld, err = ingest.Load(path, opts)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ld, nil
+}
+
+// read runs one read of the trace at path with the options the flags set,
+// drawing its progress (named with pass, if any) when it is wanted; the
+// bar is done before anything else goes to stderr. A failed read's error
+// is loadError's.
+func (f *traceFlags) read(cmd *cobra.Command, path, pass string, read func(ingest.Options) error) error {
 	opts := ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents, Workers: f.jobs}
 	if path == "-" {
 		opts.Name = "<stdin>"
 	}
 	var bar *progress.Bar
 	if progress.Wanted(cmd.ErrOrStderr(), f.quiet) {
-		bar = progress.Reading(cmd.ErrOrStderr(), opts.Name)
+		name := opts.Name
+		if pass != "" {
+			name += " (" + pass + ")"
+		}
+		bar = progress.Reading(cmd.ErrOrStderr(), name)
 		opts.Progress = func(read, total int64, events int) { bar.Update(read, total, events) }
 	}
-	if path == "-" {
-		ld, err = ingest.LoadReader(stdinFile, path, opts)
-	} else {
-		ld, err = ingest.Load(path, opts)
-	}
-	bar.Done() // before anything else goes to stderr
+	err := read(opts)
+	bar.Done()
 	if err != nil {
-		return nil, f.loadError(err)
+		return f.loadError(err)
 	}
-	return ld, nil
+	return nil
 }
 
 // loadError is a failed read's error, with the --lenient hint when a

@@ -91,32 +91,26 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	}
 	var ld *ingest.Loaded
 	var err error
-	var warn bytes.Buffer
 	if len(args) == 0 && stdinHasTrace() {
 		args = []string{"-"}
 	}
 	embedded := len(args) == 0
+	// The load warnings are printed once a walk has found the
+	// inconsistencies they count (which would cost a walk of its own
+	// now), with the filter's after them; before anything else goes to
+	// stderr, an error included.
 	if embedded {
 		ld, err = ingest.LoadReader(bytes.NewReader(fixtures.Embedded), fixtures.EmbeddedName, ingest.Options{Name: fixtures.EmbeddedName, Lenient: f.lenient})
 		if err != nil {
 			return nil, fmt.Errorf("the embedded trace: %w", err)
 		}
-		warnLoad(&warn, ld)
 		fmt.Fprintf(cmd.ErrOrStderr(), "no TRACE given: analysing the trace built into schedlens (%s)\n", fixtures.EmbeddedName)
-		cmd.ErrOrStderr().Write(warn.Bytes())
-		f.warnings = warningLines(warn.String())
-	} else {
-		// Its warnings are printed once a walk has found the
-		// inconsistencies they count, which would cost a walk of its own
-		// now; before anything else goes to stderr.
-		ld, err = f.loadQuiet(cmd, args[0])
-		if err != nil {
-			return nil, err
-		}
+	} else if ld, err = f.loadQuiet(cmd, args[0]); err != nil {
+		return nil, err
 	}
 	tl := ld.Timeline
 	filterWarn := ""
-	warned := embedded
+	warned := false
 	printWarnings := func() {
 		if !warned {
 			f.warnLoad(cmd, ld)
@@ -131,9 +125,6 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	}
 	if filterWarn, err = f.filterWarnings(tl); err != nil {
 		return nil, err
-	}
-	if embedded {
-		f.warn(cmd.ErrOrStderr(), filterWarn)
 	}
 	topo, err := f.resolveTopology(ld, embedded)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
-	"github.com/schedlens/schedlens/progress"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -73,25 +72,13 @@ func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...
 
 // streamAccount is prepareAccount's streamed read.
 func (f *traceFlags) streamAccount(cmd *cobra.Command, path string) (*ingest.Loaded, metrics.Window, *metrics.Accounting, error) {
-	opts := ingest.Options{Name: path, Lenient: f.lenient, MaxEvents: f.maxEvents, Workers: f.jobs}
-	withBar := func(pass string, read func(ingest.Options) error) error {
-		var bar *progress.Bar
-		if progress.Wanted(cmd.ErrOrStderr(), f.quiet) {
-			bar = progress.Reading(cmd.ErrOrStderr(), opts.Name+" ("+pass+")")
-			opts.Progress = func(read, total int64, events int) { bar.Update(read, total, events) }
-		}
-		err := read(opts)
-		bar.Done()
-		opts.Progress = nil
-		return err
-	}
 	var ld *ingest.Loaded
-	err := withBar("1/2", func(o ingest.Options) (err error) {
+	err := f.read(cmd, path, "1/2", func(o ingest.Options) (err error) {
 		ld, err = ingest.Summarize(path, o)
 		return err
 	})
 	if err != nil {
-		return nil, metrics.Window{}, nil, f.loadError(err)
+		return nil, metrics.Window{}, nil, err
 	}
 	win, err := f.window(ld.Timeline)
 	if err != nil {
@@ -100,12 +87,12 @@ func (f *traceFlags) streamAccount(cmd *cobra.Command, path string) (*ingest.Loa
 	}
 	a := metrics.NewAccountant(ld.Timeline, win)
 	var ws timeline.WalkStats
-	err = withBar("2/2", func(o ingest.Options) (err error) {
+	err = f.read(cmd, path, "2/2", func(o ingest.Options) (err error) {
 		ws, err = ingest.StreamWalk(ld, o, a.Span, a.Events)
 		return err
 	})
 	if err != nil {
-		return nil, win, nil, f.loadError(err)
+		return nil, win, nil, err
 	}
 	f.warnLoad(cmd, ld)
 	streamedReads.Add(1)
