@@ -223,28 +223,23 @@ func FuzzStreamWalk(f *testing.F) {
 			}
 			evs = append(evs, e)
 		}
-		b := timeline.NewBuilder(nil, 3)
-		b.SetCoverage(cov, "fuzz")
-		for _, e := range evs {
-			b.Add(e)
+		build := func(b *timeline.Builder) *timeline.Timeline {
+			b.SetCoverage(cov, "fuzz")
+			for _, e := range evs {
+				b.Add(e)
+			}
+			tl, err := b.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tl
 		}
-		tl, err := b.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tl := build(timeline.NewBuilder(nil, 3))
 		var want []timeline.Span
 		wantStats := tl.Walk(func(s *timeline.Span) { want = append(want, *s) })
 		for _, chunk := range []int{1, 2, 3} {
 			restore := timeline.SetStreamChunk(chunk)
-			sb := timeline.NewSummaryBuilder(nil, 3)
-			sb.SetCoverage(cov, "fuzz")
-			for _, e := range evs {
-				sb.Add(e)
-			}
-			sum, err := sb.Finish()
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := build(timeline.NewSummaryBuilder(nil, 3))
 			var got []timeline.Span
 			w, err := sum.NewStreamWalk(func(s *timeline.Span) { got = append(got, *s) }, nil)
 			if err != nil {
