@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -41,6 +42,11 @@ type Options struct {
 	// wants them too walks the timeline once: an Accountant, whose Result
 	// takes Analysis.Walk.
 	Also []Sink
+	// DropEvents: the caller reads nothing of the timeline's events after
+	// Analyze (its tasks, markers and figures stay). Analyze then drops
+	// them once its walk has ended (Timeline.DropEvents) and collects them
+	// before the analysis proper allocates, which reuses their memory.
+	DropEvents bool
 }
 
 // DefaultPinnedMinWaits is the default Options.PinnedMinWaits.
@@ -217,9 +223,18 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 		return nil, fmt.Errorf("topology %s has %d CPUs but the trace has %d", topo.Source, topo.NCPU(), tl.NCPU)
 	}
 	a.Topology = topo
+	cookies, markers, err := tl.Cookies()
+	if err != nil {
+		a.Notes = append(a.Notes, "core-scheduling cookies not read: "+err.Error())
+		cookies, markers = nil, 0
+	}
 	c := newCollector(tl, win, topo, opts)
 	c.walk = Feed(tl, append([]Sink{c}, opts.Also...)...)
 	a.Walk = c.walk
+	if opts.DropEvents {
+		tl.DropEvents()
+		runtime.GC()
+	}
 	// The latency distributions and the interval sweep read the samples
 	// independently (the sweep writes only Sample.IdleCPUNs, which the
 	// distributions do not read): run them side by side.
@@ -227,11 +242,6 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	go func() { done <- c.latency() }()
 	sw := c.sweep(opts.MinWindow)
 	a.Idle = c.idle(sw, opts)
-	cookies, markers, err := tl.Cookies()
-	if err != nil {
-		a.Notes = append(a.Notes, "core-scheduling cookies not read: "+err.Error())
-		cookies, markers = nil, 0
-	}
 	a.Idle.OwnQueue = c.ownQueue(opts, cookies, markers)
 	a.Misplaced = c.misplaced(sw)
 	a.Latency = <-done

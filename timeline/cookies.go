@@ -20,19 +20,15 @@ const CookieMarker = "core_sched_cookie"
 func (tl *Timeline) Cookies() (map[TID]uint64, int, error) {
 	cookies := map[TID]uint64{}
 	markers := 0
-	for i, k := range tl.Kinds {
-		if k != KindMarker {
-			continue
-		}
-		text := tl.Strings.Get(CommID(tl.Args[i]))
-		rest, ok := strings.CutPrefix(text, CookieMarker+" ")
+	for _, m := range tl.Markers() {
+		rest, ok := strings.CutPrefix(m.Text, CookieMarker+" ")
 		if !ok {
 			continue
 		}
 		tid, cookie, err := parseCookieMarker(rest)
 		if err != nil {
 			return nil, 0, fmt.Errorf("marker at %.6f s on CPU %d: %q: %v (want %s tid=N cookie=0xHEX)",
-				float64(tl.Times[i])/1e9, tl.CPUs[i], text, err, CookieMarker)
+				float64(m.Time)/1e9, m.CPU, m.Text, err, CookieMarker)
 		}
 		cookies[tid] = cookie
 		markers++

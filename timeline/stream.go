@@ -72,6 +72,24 @@ type summaryOnly struct {
 // StreamWalk over a second read of its trace.
 func (tl *Timeline) Summary() bool { return tl.summary != nil }
 
+// DropEvents makes a loaded Timeline a summary one once nothing will read
+// its events again: it keeps its tasks, inconsistencies (found by a walk
+// now if no walk has run), markers and every figure of the events, and
+// lets go of the event columns, so that what is allocated next can reuse
+// their memory. A caller that needs only those figures after a walk (the
+// analysis commands) drops the events before the analysis proper
+// allocates. Walk then panics and NewStreamWalk fails, as on any walked
+// summary. A summary Timeline is left as it is.
+func (tl *Timeline) DropEvents() {
+	if tl.summary != nil {
+		return
+	}
+	tl.Inconsistencies()
+	tl.summary = &summaryOnly{events: len(tl.Times), markers: tl.Markers(), walked: true}
+	tl.Times, tl.CPUs, tl.Kinds, tl.Ctxs, tl.States, tl.Prios = nil, nil, nil, nil, nil, nil
+	tl.TaskOf, tl.Other, tl.Comms, tl.Args, tl.Args2 = nil, nil, nil, nil, nil
+}
+
 // streamChunk is how many events a StreamWalk resolves before it walks
 // them.
 var streamChunk = 1 << 14

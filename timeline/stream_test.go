@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,4 +264,73 @@ func FuzzStreamWalk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDropEvents: a loaded Timeline whose events are dropped is a summary
+// with the same figures, tasks, markers, cookies and inconsistencies
+// (found first when no walk has run), and can no longer be walked.
+func TestDropEvents(t *testing.T) {
+	for _, rel := range []string{
+		"ftrace-pipe-lost/trace.txt.gz",
+		"qemu-smt8-hackbench/trace.txt.zst",
+		"seeds/004/before/run-2/trace.txt.zst", // core_sched_cookie markers
+	} {
+		t.Run(rel, func(t *testing.T) {
+			path := "../fixtures/real/" + rel
+			if strings.HasPrefix(rel, "seeds/") {
+				path = "../fixtures/" + rel
+			}
+			ld, err := ingest.Load(path, ingest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := ld.Timeline
+			n, markers, tasks := tl.Len(), tl.Markers(), slices.Clone(tl.Tasks)
+			cookies, ncookie, cerr := tl.Cookies()
+			// A twin, walked before: its inconsistencies are what a walk
+			// finds; tl's must be found by DropEvents itself.
+			twin, err := ingest.Load(path, ingest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			twin.Timeline.Walk(func(*timeline.Span) {})
+			incs := twin.Timeline.Inconsistencies()
+			tl.DropEvents()
+			if !tl.Summary() || tl.Times != nil || tl.Kinds != nil || tl.TaskOf != nil || tl.Args2 != nil {
+				t.Fatal("events kept")
+			}
+			if tl.Len() != n || n == 0 {
+				t.Errorf("Len %d, want %d", tl.Len(), n)
+			}
+			if got := tl.Markers(); !reflect.DeepEqual(got, markers) {
+				t.Errorf("markers %d, want %d", len(got), len(markers))
+			}
+			if !reflect.DeepEqual(tl.Tasks, tasks) {
+				t.Error("tasks changed")
+			}
+			if got := tl.Inconsistencies(); !reflect.DeepEqual(got, incs) {
+				t.Errorf("%d inconsistencies, want %d", len(got), len(incs))
+			}
+			c2, n2, err2 := tl.Cookies()
+			if !reflect.DeepEqual(c2, cookies) || n2 != ncookie || fmt.Sprint(err2) != fmt.Sprint(cerr) {
+				t.Errorf("cookies %v (%d, %v), want %v (%d, %v)", c2, n2, err2, cookies, ncookie, cerr)
+			}
+			if strings.HasPrefix(rel, "seeds/") && ncookie == 0 {
+				t.Error("no cookie marker read")
+			}
+			tl.DropEvents() // again: nothing changes
+			if tl.Len() != n {
+				t.Error("a second DropEvents changed the count")
+			}
+			if _, err := tl.NewStreamWalk(func(*timeline.Span) {}, nil); err == nil {
+				t.Error("NewStreamWalk of dropped events: no error")
+			}
+			defer func() {
+				if recover() == nil {
+					t.Error("Walk of dropped events did not panic")
+				}
+			}()
+			tl.Walk(func(*timeline.Span) {})
+		})
+	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/outfile"
 	"github.com/schedlens/schedlens/report"
-	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
 
@@ -53,7 +52,6 @@ func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
 // analysis is a loaded and analysed trace, ready to render.
 type analysis struct {
 	in  *report.Input
-	tl  *timeline.Timeline
 	win metrics.Window
 }
 
@@ -135,8 +133,10 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		return nil, err
 	}
 	flt := f.filter()
+	// What follows the analysis reads the timeline's tasks and figures,
+	// not its events.
 	opts := metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow),
-		OwnQueueList: ownQueueList(f.ownList)}
+		OwnQueueList: ownQueueList(f.ownList), DropEvents: true}
 	var a *metrics.Analysis
 	var acc *metrics.Accounting
 	if accounting {
@@ -167,7 +167,7 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "%d samples written to %s\n", len(a.Latency.Samples), f.samples)
 	}
-	return &analysis{in: in, tl: tl, win: win}, nil
+	return &analysis{in: in, win: win}, nil
 }
 
 func writeSamplesFile(name, input, format string, lat *metrics.Latency) error {

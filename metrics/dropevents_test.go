@@ -1,0 +1,61 @@
+package metrics
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest"
+)
+
+// TestAnalyzeDropEvents: an analysis that drops the timeline's events once
+// its walk has ended gives the analysis of one that keeps them, on real
+// traces with SMT siblings, asymmetric capacities, lost events and
+// core-scheduling cookies; with accounting and a filter too.
+func TestAnalyzeDropEvents(t *testing.T) {
+	for _, rel := range []string{
+		"real/qemu-smt8-hackbench/trace.txt.zst",
+		"real/qemu-juno-asym/trace.txt.zst",
+		"real/ftrace-pipe-lost/trace.txt.gz",
+		"seeds/004/before/run-2/trace.txt.zst",
+	} {
+		t.Run(rel, func(t *testing.T) {
+			load := func() *ingest.Loaded {
+				ld, err := ingest.Load("../fixtures/"+rel, ingest.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ld
+			}
+			for _, flt := range []Filter{{}, {Comms: []string{"hackbench", "sched-messaging"}}} {
+				keep, drop := load(), load()
+				topo := fixtureTopology(t, keep)
+				a, acc, err := AnalyzeAccount(keep.Timeline, Options{Topology: topo, Filter: flt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, bacc, err := AnalyzeAccount(drop.Timeline, Options{Topology: topo, Filter: flt, DropEvents: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !drop.Timeline.Summary() || keep.Timeline.Summary() {
+					t.Fatal("DropEvents: events kept, or dropped without it")
+				}
+				if len(flt.Comms) == 0 && len(a.Latency.Samples) == 0 {
+					t.Fatal("no samples")
+				}
+				for _, f := range []struct {
+					name      string
+					got, want any
+				}{
+					{"Window", b.Window, a.Window}, {"Latency", b.Latency, a.Latency}, {"Idle", b.Idle, a.Idle},
+					{"Misplaced", b.Misplaced, a.Misplaced}, {"Notes", b.Notes, a.Notes}, {"UnobservedNs", b.UnobservedNs, a.UnobservedNs},
+					{"Walk", b.Walk, a.Walk}, {"CPUStrips", b.CPUStrips(), a.CPUStrips()}, {"Accounting", bacc, acc},
+				} {
+					if !reflect.DeepEqual(f.got, f.want) {
+						t.Errorf("filter %v: %s differs", flt, f.name)
+					}
+				}
+			}
+		})
+	}
+}
