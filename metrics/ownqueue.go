@@ -155,19 +155,51 @@ type oqSpan struct {
 }
 
 // byCPUSorted returns, per CPU, the indices into a list of n items of the
-// items on that CPU in start order.
+// items on that CPU in start order (equal starts in index order). The
+// indices share one array; a CPU's are sorted only when they are not in
+// start order already, as a CPU's runs and idle spans are (the walk closes
+// them in turn), with a buffer the size of that CPU's.
 func byCPUSorted(ncpu, n int, cpu func(int) int32, start func(int) timeline.Time) [][]int32 {
-	k := make([]keyed, 0, n)
+	count := make([]int, ncpu)
+	total := 0
 	for i := range n {
 		if c := cpu(i); c >= 0 && int(c) < ncpu {
-			k = append(k, keyed{int64(start(i)), uint64(i)})
+			count[c]++
+			total++
 		}
 	}
-	k = radixSort(k, nil)
+	back := make([]int32, 0, total)
 	out := make([][]int32, ncpu)
-	for _, x := range k {
-		i := int(x.sub)
-		out[cpu(i)] = append(out[cpu(i)], int32(i))
+	for c := range out {
+		out[c] = back[len(back):len(back):len(back)+count[c]]
+		back = back[:len(back)+count[c]]
+	}
+	for i := range n {
+		if c := cpu(i); c >= 0 && int(c) < ncpu {
+			out[c] = append(out[c], int32(i))
+		}
+	}
+	var k, buf []keyed // sized for the largest list on first use
+	for _, l := range out {
+		sorted := true
+		for j := 1; j < len(l) && sorted; j++ {
+			sorted = start(int(l[j-1])) <= start(int(l[j]))
+		}
+		if sorted {
+			continue
+		}
+		if k == nil {
+			most := slices.Max(count)
+			k, buf = make([]keyed, 0, most), make([]keyed, most)
+		}
+		k = k[:0]
+		for _, i := range l {
+			k = append(k, keyed{int64(start(int(i))), uint64(i)})
+		}
+		k = radixSort(k, buf)
+		for j, x := range k {
+			l[j] = int32(x.sub)
+		}
 	}
 	return out
 }
@@ -201,12 +233,11 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 			idles = append(idles, oqSpan{start: c.idles[i].start, end: c.idles[i].end})
 		}
 		idles = mergeSpans(idles)
-		queued := make([]oqSpan, 0, len(waitOn[cpu]))
+		var queued []oqSpan // merged as they come: far fewer than the waits
 		for _, i := range waitOn[cpu] {
 			w := &c.waits[i]
-			queued = append(queued, oqSpan{start: w.start, end: w.end, inferred: w.inferred})
+			queued = appendMerged(queued, oqSpan{start: w.start, end: w.end, inferred: w.inferred})
 		}
-		queued = mergeSpans(queued)
 		wins := mergeSpans(intersectSpans(idles, queued))
 		// The waits queued at each window's start, from a cursor over the
 		// CPU's waits in start order.
@@ -251,10 +282,12 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 			if best != nil {
 				w.Task, w.PID, w.Comm = best.Task, best.PID, c.tl.Strings.Get(best.CommID)
 			}
-			if sib == nil {
-				sib = c.newSiblingView(idleOn)
+			if c.hasSMT { // no CPU has a sibling otherwise
+				if sib == nil {
+					sib = c.newSiblingView(idleOn)
+				}
+				sib.describe(&w, cookies, markers > 0)
 			}
-			sib.describe(&w, cookies, markers > 0)
 			oq.Windows = append(oq.Windows, w)
 		}
 	}
@@ -274,14 +307,20 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 func mergeSpans(s []oqSpan) []oqSpan {
 	out := s[:0]
 	for _, x := range s {
-		if k := len(out); k > 0 && x.start <= out[k-1].end {
-			out[k-1].end = max(out[k-1].end, x.end)
-			out[k-1].inferred = out[k-1].inferred || x.inferred
-			continue
-		}
-		out = append(out, x)
+		out = appendMerged(out, x)
 	}
 	return out
+}
+
+// appendMerged appends x to the merged spans out, which end at or before
+// x's start, merging it with the last one when they overlap or touch.
+func appendMerged(out []oqSpan, x oqSpan) []oqSpan {
+	if k := len(out); k > 0 && x.start <= out[k-1].end {
+		out[k-1].end = max(out[k-1].end, x.end)
+		out[k-1].inferred = out[k-1].inferred || x.inferred
+		return out
+	}
+	return append(out, x)
 }
 
 // intersectSpans intersects two sorted lists of disjoint spans; the
