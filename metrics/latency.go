@@ -428,9 +428,11 @@ func (c *collector) latency() *Latency {
 		// sweep runs beside this); the collector's name cache is not.
 		x.name = c.tl.Strings.Get
 	}
-	// One pass sizes every group of both kinds, a second deals the
-	// complete samples' durations out in sample order; percentiles then
-	// come from selection, not sorting.
+	// One pass sizes every group of both kinds and a second collects the
+	// complete samples' durations overall. Then each grouping in turn
+	// (task, comm, class, CPU) deals the durations out to its groups, in
+	// sample order, from one backing array that the next grouping reuses;
+	// percentiles come from selection, not sorting.
 	for i := range c.samples {
 		s := &c.samples[i]
 		if s.Kind == SamplePreempt {
@@ -439,22 +441,37 @@ func (c *collector) latency() *Latency {
 			g[0].count(s)
 		}
 	}
-	g[0].carve()
-	g[1].carve()
+	g[0].allocOverall()
+	g[1].allocOverall()
 	for i := range c.samples {
-		s := &c.samples[i]
-		if s.Censored != CensoredNone {
-			continue
-		}
-		if s.Kind == SamplePreempt {
-			g[1].fill(s)
-		} else {
-			g[0].fill(s)
+		if s := &c.samples[i]; s.Censored == CensoredNone {
+			g[kindOf(s)].fillOverall(s)
 		}
 	}
-	l.Wakeup = g[0].finish()
-	l.Preempt = g[1].finish()
+	g[0].finishOverall()
+	g[1].finishOverall()
+	back := make([]int64, g[0].n+g[1].n)
+	for j := range groupings {
+		g[1].carve(j, g[0].carve(j, back))
+		for i := range c.samples {
+			if s := &c.samples[i]; s.Censored == CensoredNone {
+				g[kindOf(s)].fill(j, s)
+			}
+		}
+		g[0].finishGrouping(j)
+		g[1].finishGrouping(j)
+	}
+	l.Wakeup = g[0].st
+	l.Preempt = g[1].st
 	return l
+}
+
+// kindOf is the grouper of sample s: 0 wakeups, 1 preemptions.
+func kindOf(s *Sample) int {
+	if s.Kind == SamplePreempt {
+		return 1
+	}
+	return 0
 }
 
 type groupAcc struct {
@@ -563,49 +580,68 @@ func (g *grouper) count(s *Sample) {
 	}
 }
 
-// carve gives every group its slice of one backing array per grouping.
-func (g *grouper) carve() {
-	carve := func(groups []*groupAcc) {
-		back := make([]int64, 0, g.n)
-		for _, a := range groups {
-			a.durs = back[len(back) : len(back) : len(back)+a.n]
-			back = back[:len(back)+a.n]
-		}
+// The groupings of a grouper, in the order they are dealt.
+const (
+	byTask = iota
+	byComm
+	byClass
+	byCPU
+	groupings
+)
+
+// groups returns the groups of grouping j in order of creation.
+func (g *grouper) groups(j int) []*groupAcc {
+	switch j {
+	case byTask:
+		return g.lTasks
+	case byComm:
+		return g.lComms
+	case byClass:
+		return g.lClasses
 	}
-	carve(g.lTasks)
-	carve(g.lComms)
-	carve(g.lClasses)
-	carve(g.lCPUs)
+	return g.lCPUs
+}
+
+// group returns sample s's group in grouping j, nil for none.
+func (g *grouper) group(j int, s *Sample) *groupAcc {
+	switch j {
+	case byTask:
+		return g.tasks[s.Task]
+	case byComm:
+		return g.comms[s.CommID]
+	case byClass:
+		return g.classes[prioSlot(s.Prio)]
+	}
+	if s.CPU >= 0 && int(s.CPU) < len(g.cpus) {
+		return g.cpus[s.CPU]
+	}
+	return nil
+}
+
+// allocOverall sizes the durations of every complete sample and the
+// placement and queue delays.
+func (g *grouper) allocOverall() {
 	g.all = make([]int64, 0, g.n)
 	g.place = make([]int64, 0, g.nplace)
 	g.queue = make([]int64, 0, g.nplace)
 }
 
-// fill deals the duration of complete sample s out to its groups.
-func (g *grouper) fill(s *Sample) {
-	d := s.DurNs
-	g.all = append(g.all, d)
-	ta := g.tasks[s.Task]
-	ta.durs = append(ta.durs, d)
-	ca := g.comms[s.CommID]
-	ca.durs = append(ca.durs, d)
-	pa := g.classes[prioSlot(s.Prio)]
-	pa.durs = append(pa.durs, d)
-	if s.CPU >= 0 && int(s.CPU) < len(g.cpus) {
-		xa := g.cpus[s.CPU]
-		xa.durs = append(xa.durs, d)
-	}
+// fillOverall adds complete sample s's duration (and delays) overall.
+func (g *grouper) fillOverall(s *Sample) {
+	g.all = append(g.all, s.DurNs)
 	if s.split {
 		g.place = append(g.place, int64(s.Wakeup-s.Start))
 		g.queue = append(g.queue, int64(s.End-s.Wakeup))
 	}
 }
 
-// finish computes the distributions.
-func (g *grouper) finish() LatencyStats {
-	st := g.st
+// finishOverall computes the overall distributions and lets go of their
+// durations.
+func (g *grouper) finishOverall() {
+	st := &g.st
 	st.Overall = distOf(g.all, true)
 	st.Placement, st.Queue = distOf(g.place, true), distOf(g.queue, true)
+	g.all, g.place, g.queue = nil, nil, nil
 	if !g.preempt {
 		st.ByContext = map[string]int64{}
 		for c, n := range g.ctx {
@@ -614,24 +650,56 @@ func (g *grouper) finish() LatencyStats {
 			}
 		}
 	}
-	st.ByTask = finish(g.lTasks, st.Overall, func(a, b *GroupDist) int {
-		if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.PID, b.PID); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Task, b.Task)
-	})
-	st.ByComm = finish(g.lComms, st.Overall, func(a, b *GroupDist) int {
-		if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Comm, b.Comm)
-	})
-	st.ByClass = finish(g.lClasses, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(classOrder(a.Key), classOrder(b.Key)) })
-	st.ByCPU = finish(g.lCPUs, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(a.CPU, b.CPU) })
-	return st
+}
+
+// carve gives every group of grouping j its slice of back, which must
+// hold the grouper's complete samples, and returns the rest of back.
+func (g *grouper) carve(j int, back []int64) []int64 {
+	for _, a := range g.groups(j) {
+		a.durs, back = back[:0:a.n], back[a.n:]
+	}
+	return back
+}
+
+// fill deals the duration of complete sample s out to its group of
+// grouping j.
+func (g *grouper) fill(j int, s *Sample) {
+	if a := g.group(j, s); a != nil {
+		a.durs = append(a.durs, s.DurNs)
+	}
+}
+
+// finishGrouping computes the distributions of grouping j's groups and
+// lets go of their durations.
+func (g *grouper) finishGrouping(j int) {
+	st := &g.st
+	m := g.groups(j)
+	switch j {
+	case byTask:
+		st.ByTask = finish(m, st.Overall, func(a, b *GroupDist) int {
+			if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.PID, b.PID); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Task, b.Task)
+		})
+	case byComm:
+		st.ByComm = finish(m, st.Overall, func(a, b *GroupDist) int {
+			if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Comm, b.Comm)
+		})
+	case byClass:
+		st.ByClass = finish(m, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(classOrder(a.Key), classOrder(b.Key)) })
+	case byCPU:
+		st.ByCPU = finish(m, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(a.CPU, b.CPU) })
+	}
+	for _, a := range m {
+		a.durs = nil
+	}
 }
 
 // classOrder sorts rt (highest rtprio first), then nice (lowest first),
