@@ -171,7 +171,7 @@ func byCPUSorted(ncpu, n int, cpu func(int) int32, start func(int) timeline.Time
 	back := make([]int32, 0, total)
 	out := make([][]int32, ncpu)
 	for c := range out {
-		out[c] = back[len(back):len(back):len(back)+count[c]]
+		out[c] = back[len(back) : len(back) : len(back)+count[c]]
 		back = back[:len(back)+count[c]]
 	}
 	for i := range n {
