@@ -431,8 +431,8 @@ func (c *collector) latency() *Latency {
 	// One pass sizes every group of both kinds and a second collects the
 	// complete samples' durations overall. Then each grouping in turn
 	// (task, comm, class, CPU) deals the durations out to its groups, in
-	// sample order, from one backing array that the next grouping reuses;
-	// percentiles come from selection, not sorting.
+	// sample order, into the overall array, which the next grouping
+	// reuses; percentiles come from selection, not sorting.
 	for i := range c.samples {
 		s := &c.samples[i]
 		if s.Kind == SamplePreempt {
@@ -450,9 +450,13 @@ func (c *collector) latency() *Latency {
 	}
 	g[0].finishOverall()
 	g[1].finishOverall()
-	back := make([]int64, g[0].n+g[1].n)
+	// The overall durations are summarised: their arrays, one complete
+	// sample long each, back the groupings.
+	back := [2][]int64{g[0].all[:g[0].n], g[1].all[:g[1].n]}
+	g[0].all, g[1].all = nil, nil
 	for j := range groupings {
-		g[1].carve(j, g[0].carve(j, back))
+		g[0].carve(j, back[0])
+		g[1].carve(j, back[1])
 		for i := range c.samples {
 			if s := &c.samples[i]; s.Censored == CensoredNone {
 				g[kindOf(s)].fill(j, s)
@@ -635,13 +639,13 @@ func (g *grouper) fillOverall(s *Sample) {
 	}
 }
 
-// finishOverall computes the overall distributions and lets go of their
-// durations.
+// finishOverall computes the overall distributions and lets go of the
+// delays (the caller reuses the durations' array).
 func (g *grouper) finishOverall() {
 	st := &g.st
 	st.Overall = distOf(g.all, true)
 	st.Placement, st.Queue = distOf(g.place, true), distOf(g.queue, true)
-	g.all, g.place, g.queue = nil, nil, nil
+	g.place, g.queue = nil, nil
 	if !g.preempt {
 		st.ByContext = map[string]int64{}
 		for c, n := range g.ctx {
@@ -653,12 +657,11 @@ func (g *grouper) finishOverall() {
 }
 
 // carve gives every group of grouping j its slice of back, which must
-// hold the grouper's complete samples, and returns the rest of back.
-func (g *grouper) carve(j int, back []int64) []int64 {
+// hold the grouper's complete samples.
+func (g *grouper) carve(j int, back []int64) {
 	for _, a := range g.groups(j) {
 		a.durs, back = back[:0:a.n], back[a.n:]
 	}
-	return back
 }
 
 // fill deals the duration of complete sample s out to its group of
