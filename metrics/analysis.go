@@ -3,7 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
-	"runtime"
+	"runtime/debug"
 	"slices"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -44,8 +44,11 @@ type Options struct {
 	Also []Sink
 	// DropEvents: the caller reads nothing of the timeline's events after
 	// Analyze (its tasks, markers and figures stay). Analyze then drops
-	// them once its walk has ended (Timeline.DropEvents) and collects them
-	// before the analysis proper allocates, which reuses their memory.
+	// them once its walk has ended (Timeline.DropEvents) and gives their
+	// memory back to the system before the sweeps allocate. (Reusing it
+	// instead would touch the pages that the columns' pre-sizing reserved
+	// and never wrote: report on 1.26 GB of text peaks at 896 MiB after a
+	// collection alone, 843 MiB this way.)
 	DropEvents bool
 }
 
@@ -231,9 +234,10 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	c := newCollector(tl, win, topo, opts)
 	c.walk = Feed(tl, append([]Sink{c}, opts.Also...)...)
 	a.Walk = c.walk
+	c.place, c.placeAt = placements{}, nil // the walk's alone
 	if opts.DropEvents {
 		tl.DropEvents()
-		runtime.GC()
+		debug.FreeOSMemory()
 	}
 	// The latency distributions and the interval sweep read the samples
 	// independently (the sweep writes only Sample.IdleCPUNs, which the
