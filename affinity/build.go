@@ -18,6 +18,10 @@ type BuildOptions struct {
 	NoInfer bool
 	// Infer tunes the inference.
 	Infer InferOptions
+	// Inferred is an inference that a walk of the caller's has fed (a
+	// streamed walk, which cannot be run again): Build takes its Result
+	// instead of walking tl itself, and its options instead of Infer.
+	Inferred *Inferrer
 }
 
 // Build returns the affinity map of tl: per-CPU kernel threads by name,
@@ -37,7 +41,15 @@ func Build(tl *timeline.Timeline, o BuildOptions) (*Map, error) {
 	}
 	nRec := recorded(tl, m, known)
 	if !o.NoInfer {
-		ch, infs := Infer(tl, func(id timeline.TaskID) bool { return known[id] }, o.Infer)
+		skip := func(id timeline.TaskID) bool { return known[id] }
+		var ch [][]Change
+		var infs []Inference
+		if o.Inferred != nil {
+			o.Infer = o.Inferred.o
+			ch, infs = o.Inferred.Result(tl, skip)
+		} else {
+			ch, infs = Infer(tl, skip, o.Infer)
+		}
 		for id, c := range ch {
 			if c != nil {
 				m.tasks[id] = c

@@ -53,56 +53,147 @@ func (o InferOptions) withDefaults() InferOptions {
 // task instance, its changes (nil: no evidence, free) and the inferences
 // with their evidence.
 func Infer(tl *timeline.Timeline, skip func(timeline.TaskID) bool, o InferOptions) ([][]Change, []Inference) {
-	o = o.withDefaults()
-	n := len(tl.Tasks)
-	out := make([][]Change, n)
-	if n == 0 || tl.NCPU <= 1 {
+	in := NewInferrer(tl, o)
+	if len(tl.Tasks) > 0 && tl.NCPU > 1 {
+		tl.Walk(in.Span)
+	}
+	return in.Result(tl, skip)
+}
+
+// Inferrer is Infer's walk as the state a walk it does not run feeds: a
+// streamed walk (timeline.StreamWalk) hands it each chunk's task
+// instances (Events) before the spans that chunk closes (Span); Result
+// then infers, with the trace's final tasks. BuildOptions.Inferred takes
+// it instead of a walk of Build's own.
+type Inferrer struct {
+	o     InferOptions
+	ncpu  int
+	tasks []timeline.Task // the task instances met so far
+	// The idle stretches of every CPU, and per task its runs and its long
+	// waits, in time order.
+	idle []blockLog[span]
+	logs []taskLog
+}
+
+type taskLog struct {
+	runs  blockLog[run]
+	waits blockLog[waitLog]
+}
+
+// blockLog is an append-only log kept in blocks that are never copied: a
+// grown slice would leave its old arrays behind as garbage, several times
+// the log's size (the 1.26 GB text's logs: 54 MiB, after 200 MiB of
+// copies), live beside a streamed analysis.
+type blockLog[T any] struct {
+	blocks [][]T
+	n      int
+}
+
+func (l *blockLog[T]) add(v T) {
+	k := len(l.blocks) - 1
+	if k < 0 || len(l.blocks[k]) == cap(l.blocks[k]) {
+		size := 16
+		if k >= 0 {
+			size = min(2*cap(l.blocks[k]), 4096)
+		}
+		l.blocks = append(l.blocks, make([]T, 0, size))
+		k++
+	}
+	l.blocks[k] = append(l.blocks[k], v)
+	l.n++
+}
+
+// last returns the latest entry, nil if none.
+func (l *blockLog[T]) last() *T {
+	if l.n == 0 {
+		return nil
+	}
+	b := l.blocks[len(l.blocks)-1]
+	return &b[len(b)-1]
+}
+
+// all returns the entries in one slice.
+func (l *blockLog[T]) all() []T {
+	out := make([]T, 0, l.n)
+	for _, b := range l.blocks {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// bytes is the memory the log holds.
+func (l *blockLog[T]) bytes() int {
+	var z T
+	n := 0
+	for _, b := range l.blocks {
+		n += cap(b)
+	}
+	return n * int(unsafe.Sizeof(z))
+}
+
+// NewInferrer starts the inference over a walk of tl (a summary Timeline
+// for a streamed walk).
+func NewInferrer(tl *timeline.Timeline, o InferOptions) *Inferrer {
+	in := &Inferrer{o: o.withDefaults(), ncpu: tl.NCPU, idle: make([]blockLog[span], tl.NCPU)}
+	in.Events(tl)
+	return in
+}
+
+// Events takes the task instances known so far (of a whole Timeline, or of
+// a streamed walk's chunk).
+func (in *Inferrer) Events(tl *timeline.Timeline) {
+	in.tasks = tl.Tasks
+	for len(in.logs) < len(tl.Tasks) {
+		in.logs = append(in.logs, taskLog{})
+	}
+}
+
+// Span logs one span of the walk.
+func (in *Inferrer) Span(s *timeline.Span) {
+	if in.ncpu <= 1 || s.Task == timeline.NoTask || s.CPU < 0 || int(s.CPU) >= in.ncpu {
+		return // unknown task, or a wait cut before its switch-in
+	}
+	tk := &in.tasks[s.Task]
+	switch s.State {
+	case timeline.SpanRunning:
+		if tk.Idle {
+			in.idle[s.CPU].add(span{s.Start, s.End})
+			return
+		}
+		lg := &in.logs[s.Task]
+		if r := lg.runs.last(); r != nil && r.cpu == int32(s.CPU) && lg.waits.n == int(r.waits) {
+			r.end = s.End // the same CPU again, nothing between: one run
+			return
+		}
+		lg.runs.add(run{cpu: int32(s.CPU), start: s.Start, end: s.End, waits: int32(lg.waits.n)})
+	case timeline.SpanWoken, timeline.SpanPreempted:
+		if tk.Idle || s.Open() || s.End-s.Start < in.o.MinWait {
+			return
+		}
+		in.logs[s.Task].waits.add(waitLog{start: s.Start, end: s.End, cpu: int32(s.CPU)})
+	}
+}
+
+// Result infers from what the walk logged, for the task instances of tl
+// (which the walk has ended), leaving out those for which skip returns
+// true. The Inferrer's logs are let go.
+func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) bool) ([][]Change, []Inference) {
+	o := in.o
+	idleLog, logs := in.idle, in.logs
+	in.idle, in.logs, in.tasks = nil, nil, nil
+	out := make([][]Change, len(tl.Tasks))
+	if len(tl.Tasks) == 0 || tl.NCPU <= 1 {
 		return out, nil
 	}
-	// Pass 1: the idle stretches of every CPU, and per task its runs and
-	// its long waits, in time order.
-	idle := make([][]span, tl.NCPU)
-	type taskLog struct {
-		runs  []run
-		waits []waitLog
-	}
-	logs := make([]taskLog, n)
-	tl.Walk(func(s *timeline.Span) {
-		if s.Task == timeline.NoTask || s.CPU < 0 || int(s.CPU) >= tl.NCPU {
-			return // unknown task, or a wait cut before its switch-in
-		}
-		tk := &tl.Tasks[s.Task]
-		switch s.State {
-		case timeline.SpanRunning:
-			if tk.Idle {
-				idle[s.CPU] = append(idle[s.CPU], span{s.Start, s.End})
-				return
-			}
-			if skip != nil && skip(s.Task) {
-				return
-			}
-			lg := &logs[s.Task]
-			if k := len(lg.runs) - 1; k >= 0 && lg.runs[k].cpu == int32(s.CPU) && len(lg.waits) == int(lg.runs[k].waits) {
-				lg.runs[k].end = s.End // the same CPU again, nothing between: one run
-				return
-			}
-			lg.runs = append(lg.runs, run{cpu: int32(s.CPU), start: s.Start, end: s.End, waits: int32(len(lg.waits))})
-		case timeline.SpanWoken, timeline.SpanPreempted:
-			if tk.Idle || s.Open() || s.End-s.Start < o.MinWait {
-				return
-			}
-			if skip != nil && skip(s.Task) {
-				return
-			}
-			logs[s.Task].waits = append(logs[s.Task].waits, waitLog{start: s.Start, end: s.End, cpu: int32(s.CPU)})
-		}
-	})
 	logged := 0
-	for _, sp := range idle {
-		logged += cap(sp) * int(unsafe.Sizeof(span{}))
+	idle := make([][]span, len(idleLog))
+	for cpu := range idleLog {
+		logged += idleLog[cpu].bytes()
+		idle[cpu] = idleLog[cpu].all()
 	}
+	idleLog = nil
 	for i := range logs {
-		logged += cap(logs[i].runs)*int(unsafe.Sizeof(run{})) + cap(logs[i].waits)*int(unsafe.Sizeof(waitLog{}))
+		logged += logs[i].runs.bytes() + logs[i].waits.bytes()
 	}
 	// Pass 2: for every long wait, the CPUs that sat idle through enough
 	// of it.
@@ -110,23 +201,25 @@ func Infer(tl *timeline.Timeline, skip func(timeline.TaskID) bool, o InferOption
 	var waits []wait
 	for id := range logs {
 		lg := &logs[id]
-		if len(lg.waits) < o.MinWaits {
-			lg.runs, lg.waits = nil, nil
+		if lg.waits.n < o.MinWaits || skip != nil && skip(timeline.TaskID(id)) {
+			*lg = taskLog{}
 			continue
 		}
 		waits = waits[:0]
-		for _, wl := range lg.waits {
-			wt := wait{start: wl.start, end: wl.end, cpu: int(wl.cpu)}
-			for cpu := range idle {
-				if idleOverlap(idle[cpu], wt.start, wt.end) >= o.MinIdle {
-					wt.idle = wt.idle.With(cpu)
+		for _, b := range lg.waits.blocks {
+			for _, wl := range b {
+				wt := wait{start: wl.start, end: wl.end, cpu: int(wl.cpu)}
+				for cpu := range idle {
+					if idleOverlap(idle[cpu], wt.start, wt.end) >= o.MinIdle {
+						wt.idle = wt.idle.With(cpu)
+					}
 				}
+				waits = append(waits, wt)
 			}
-			waits = append(waits, wt)
 		}
 		// Pass 3: stretches.
 		var ch []Change
-		for _, st := range stretches(lg.runs, waits, o) {
+		for _, st := range stretches(lg.runs.all(), waits, o) {
 			if st.cpus.Empty() {
 				if len(ch) > 0 {
 					ch = append(ch, Change{At: st.from, Source: Assumed}) // free again
@@ -139,7 +232,7 @@ func Infer(tl *timeline.Timeline, skip func(timeline.TaskID) bool, o InferOption
 				CPUs: st.cpus, From: st.from, To: st.to, Waits: st.ev})
 		}
 		out[id] = ch
-		lg.runs, lg.waits = nil, nil
+		*lg = taskLog{}
 	}
 	slices.SortFunc(infs, func(a, b Inference) int {
 		if a.From != b.From {
@@ -155,7 +248,7 @@ func Infer(tl *timeline.Timeline, skip func(timeline.TaskID) bool, o InferOption
 		// arrays an analysis allocates next cannot reuse them: returned to
 		// the system, they do not add to its peak (report on 1.26 GB of
 		// text: 1297 -> 1091 MiB peak RSS).
-		idle, logs = nil, nil
+		idle, logs, waits = nil, nil, nil
 		debug.FreeOSMemory()
 	}
 	return out, infs
