@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"slices"
 
@@ -185,10 +187,18 @@ type collector struct {
 	affSrc  []affinity.Source // per task: where its allowed CPUs come from
 	place   placements
 	placeAt []int32 // per task: first placement event not yet passed
-	ut      *utilTracker
-	lastRun []int32 // per task: CPU of its latest running span
-	ranOn   []int32 // per task: the one CPU it ran on, -1 none, -2 several
-	peak    []float64
+	// streamed: fed by a StreamWalk, whose chunks bring the task
+	// instances (Events); the placement events are kept per task from
+	// them (pending) until a span passes them, every task's samples are
+	// kept, and the filter applies at the end (filter).
+	streamed bool
+	summary  *timeline.Timeline
+	pending  [][]placeEv
+	filter   Filter
+	ut       *utilTracker
+	lastRun  []int32 // per task: CPU of its latest running span
+	ranOn    []int32 // per task: the one CPU it ran on, -1 none, -2 several
+	peak     []float64
 
 	runs    []runSeg
 	fit     []runFit // by run index, when asym
@@ -209,6 +219,66 @@ type collector struct {
 // windows and misplaced tasks over tl in one walk. It returns an error
 // when the topology has fewer CPUs than the trace.
 func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
+	a, c, err := prepare(tl, opts)
+	if err != nil {
+		return nil, err
+	}
+	ws := Feed(tl, append([]Sink{c}, opts.Also...)...)
+	if opts.DropEvents {
+		tl.DropEvents()
+		c.place = placements{} // the walk's alone
+		debug.FreeOSMemory()
+	}
+	return c.finish(a, ws, opts), nil
+}
+
+// StreamAnalysis is Analyze over a streamed walk (timeline.StreamWalk) of
+// a summary Timeline: a Sink that the walk feeds, then Finish. It gives
+// Analyze's result. What Analyze resolves before its walk waits for the
+// trace's tasks: the filter applies at the end (every task's samples are
+// kept until then), and so do the allowed CPUs (Finish takes the map,
+// which an inference fed by the same walk may have made).
+type StreamAnalysis struct {
+	a    *Analysis
+	c    *collector
+	opts Options
+}
+
+// NewStreamAnalysis starts the analysis of summary Timeline tl, whose
+// second read the caller feeds to Events and Span. opts.Affinity and
+// opts.Also are not used (Finish takes the map; feed other sinks beside).
+func NewStreamAnalysis(tl *timeline.Timeline, opts Options) (*StreamAnalysis, error) {
+	if !tl.Summary() {
+		return nil, errors.New("NewStreamAnalysis: not a summary timeline")
+	}
+	a, c, err := prepare(tl, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &StreamAnalysis{a: a, c: c, opts: opts}, nil
+}
+
+// Events takes a chunk of the streamed walk, before its spans.
+func (s *StreamAnalysis) Events(chunk *timeline.Timeline) { s.c.Events(chunk) }
+
+// Span takes one span of the streamed walk.
+func (s *StreamAnalysis) Span(sp *timeline.Span) { s.c.Span(sp) }
+
+// Finish ends the analysis once the walk has ended (StreamWalk.Finish gave
+// the summary Timeline its tasks): ws is what the walk counted, aff the
+// allowed CPUs of the trace's tasks (nil: as Analyze without one).
+func (s *StreamAnalysis) Finish(ws timeline.WalkStats, aff *affinity.Map) *Analysis {
+	c := s.c
+	c.tl = c.summary
+	c.pending = nil
+	c.applyFilter()
+	opts := s.opts
+	opts.Affinity = aff
+	return c.finish(s.a, ws, opts)
+}
+
+// prepare resolves the window and the topology and starts the collector.
+func prepare(tl *timeline.Timeline, opts Options) (*Analysis, *collector, error) {
 	win := opts.Window
 	if win == (Window{}) {
 		win = DefaultWindow(tl)
@@ -223,30 +293,55 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 		a.Notes = append(a.Notes, fmt.Sprintf("no topology given: %d identical CPUs assumed, one core each, one LLC", topo.NCPU()))
 	}
 	if topo.NCPU() < tl.NCPU {
-		return nil, fmt.Errorf("topology %s has %d CPUs but the trace has %d", topo.Source, topo.NCPU(), tl.NCPU)
+		return nil, nil, fmt.Errorf("topology %s has %d CPUs but the trace has %d", topo.Source, topo.NCPU(), tl.NCPU)
 	}
 	a.Topology = topo
+	return a, newCollector(tl, win, topo, opts), nil
+}
+
+// finish measures what the walk collected, with the timeline's final
+// tasks in c.tl.
+func (c *collector) finish(a *Analysis, ws timeline.WalkStats, opts Options) *Analysis {
+	tl := c.tl
+	c.walk, a.Walk = ws, ws
+	c.place, c.placeAt = placements{}, nil
 	cookies, markers, err := tl.Cookies()
 	if err != nil {
 		a.Notes = append(a.Notes, "core-scheduling cookies not read: "+err.Error())
 		cookies, markers = nil, 0
 	}
-	c := newCollector(tl, win, topo, opts)
-	c.walk = Feed(tl, append([]Sink{c}, opts.Also...)...)
-	a.Walk = c.walk
-	c.place, c.placeAt = placements{}, nil // the walk's alone
-	if opts.DropEvents {
-		tl.DropEvents()
-		debug.FreeOSMemory()
+	c.aff = opts.Affinity
+	if c.aff == nil || c.aff.Len() != len(tl.Tasks) {
+		c.aff, _ = affinity.Build(tl, affinity.BuildOptions{NoInfer: true})
 	}
+	c.affSrc = make([]affinity.Source, len(tl.Tasks))
+	for id := range tl.Tasks {
+		c.affSrc[id] = c.aff.Source(timeline.TaskID(id))
+	}
+	c.assignMasks()
+	c.nameSamples()
 	// The latency distributions and the interval sweep read the samples
 	// independently (the sweep writes only Sample.IdleCPUNs, which the
 	// distributions do not read): run them side by side.
+	//
+	// Between the phases a collection frees what the one before left: the
+	// heap goal, twice the live heap (the collector's lists, sized for the
+	// most the events allow), is never reached after the walk, so without
+	// it every phase's arrays came on top of the last's (report --stream
+	// on 1.26 GB of text: 742 -> 675 MB peak RSS, some milliseconds each).
+	// A small analysis (what-if runs make many) skips them.
+	big := len(c.samples)+len(c.waits)+len(c.runs) >= 1<<20
 	done := make(chan *Latency, 1)
 	go func() { done <- c.latency() }()
 	sw := c.sweep(opts.MinWindow)
 	a.Idle = c.idle(sw, opts)
+	if big {
+		runtime.GC()
+	}
 	a.Idle.OwnQueue = c.ownQueue(opts, cookies, markers)
+	if big {
+		runtime.GC()
+	}
 	a.Misplaced = c.misplaced(sw)
 	a.Latency = <-done
 	a.strips = func() [][]StripBin { return c.buildStrips(sw.windows, sw.periods) }
@@ -255,7 +350,7 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	if n := a.Idle.PossiblyPinnedTasks; n > 0 {
 		a.Notes = append(a.Notes, fmt.Sprintf("%d tasks ran on a single CPU across many waits while another CPU was idle: they may be pinned (pass --affinity FILE)", n))
 	}
-	return a, nil
+	return a
 }
 
 // AnalyzeAccount is Analyze and Account over the same window, measured in
@@ -275,9 +370,11 @@ func AnalyzeAccount(tl *timeline.Timeline, opts Options) (*Analysis, *Accounting
 }
 
 func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
-	n := len(tl.Tasks)
-	c := &collector{tl: tl, win: win, topo: topo, match: make([]bool, n),
-		affSrc: make([]affinity.Source, n), maskTab: []cpuMask{nil}, maskIdx: map[string]uint16{}, lastRun: make([]int32, n), ranOn: make([]int32, n), peak: make([]float64, n)}
+	c := &collector{tl: tl, win: win, topo: topo, maskTab: []cpuMask{nil}, maskIdx: map[string]uint16{},
+		streamed: tl.Summary(), filter: opts.Filter}
+	if c.streamed {
+		c.summary = tl
+	}
 	c.caps = make([]int, topo.NCPU())
 	for i, cpu := range topo.CPUs {
 		c.caps[i] = cpu.Capacity
@@ -287,44 +384,39 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	ncpu := topo.NCPU()
 	c.qIdle = make([]int64, ncpu)
 	c.minWin = max(opts.MinWindow, 0)
-	for id := range tl.Tasks {
-		tk := &tl.Tasks[id]
-		c.lastRun[id], c.ranOn[id] = -1, -1
-		if tk.Idle {
-			continue
-		}
-		c.match[id] = opts.Filter.Match(tl, timeline.TaskID(id))
-	}
-	c.aff = opts.Affinity
-	if c.aff == nil || c.aff.Len() != n {
-		c.aff, _ = affinity.Build(tl, affinity.BuildOptions{NoInfer: true})
-	}
-	for id := range tl.Tasks {
-		c.affSrc[id] = c.aff.Source(timeline.TaskID(id))
-	}
+	c.ut = newUtilTracker(0, opts.PELT)
+	c.grow(tl.Tasks)
 	c.names, c.named = make([]string, tl.Strings.Len()), make([]bool, tl.Strings.Len())
-	c.place = indexPlacements(tl)
-	c.placeAt = make([]int32, n)
 	// Size the segment lists from the events: a switch ends at most one
 	// run; idle spans end at switches away from idle; waits start at a
-	// waking (or wakeup), a wakeup_new or a switch-out in R/R+.
-	sw := int(tl.KindCounts[timeline.KindSwitch]) + ncpu
-	toIdle, preempt := ncpu, 0
-	for i, k := range tl.Kinds {
-		if k != timeline.KindSwitch {
-			continue
-		}
-		if o := tl.Other[i]; o != timeline.NoTask && tl.Tasks[o].Idle {
-			toIdle++
-		} else if tl.States[i].Runnable() {
-			preempt++
+	// waking (or wakeup), a wakeup_new or a switch-out in R/R+. A streamed
+	// walk has only the counts of each kind: every switch may end an idle
+	// span or a preemption (the lists reserve more than they fill).
+	switches := int(tl.KindCounts[timeline.KindSwitch])
+	sw := switches + ncpu
+	toIdle, preempt := ncpu+switches, switches
+	if !c.streamed {
+		c.place = indexPlacements(tl)
+		toIdle, preempt = ncpu, 0
+		for i, k := range tl.Kinds {
+			if k != timeline.KindSwitch {
+				continue
+			}
+			if o := tl.Other[i]; o != timeline.NoTask && tl.Tasks[o].Idle {
+				toIdle++
+			} else if tl.States[i].Runnable() {
+				preempt++
+			}
 		}
 	}
 	wakes := int(tl.KindCounts[timeline.KindWaking])
 	if !tl.HasWaking {
 		wakes = int(tl.KindCounts[timeline.KindWakeup])
 	}
-	nsamples := wakes + int(tl.KindCounts[timeline.KindWakeupNew]) + preempt + n
+	nsamples := wakes + int(tl.KindCounts[timeline.KindWakeupNew]) + preempt + len(tl.Tasks)
+	if c.streamed {
+		nsamples += int(tl.KindCounts[timeline.KindFork]) + ncpu // the tasks to come
+	}
 	c.runs = make([]runSeg, 0, sw)
 	if c.asym {
 		c.fit = make([]runFit, 0, sw)
@@ -343,8 +435,97 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	c.idles = make([]idleSeg, 0, toIdle)
 	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
 	c.samples = make([]Sample, 0, nsamples)
-	c.ut = newUtilTracker(n, opts.PELT)
 	return c
+}
+
+// grow makes room for the task instances known (all of a loaded
+// Timeline's at once, a streamed walk's as its chunks bring them). A
+// loaded walk's tasks are matched against the filter here; a streamed
+// walk's all match until applyFilter.
+func (c *collector) grow(tasks []timeline.Task) {
+	for id := len(c.match); id < len(tasks); id++ {
+		m := !tasks[id].Idle
+		if m && !c.streamed {
+			m = c.filter.Match(c.tl, timeline.TaskID(id))
+		}
+		c.match = append(c.match, m)
+		c.lastRun = append(c.lastRun, -1)
+		c.ranOn = append(c.ranOn, -1)
+		c.peak = append(c.peak, 0)
+		c.placeAt = append(c.placeAt, 0)
+		c.ut.u = append(c.ut.u, 0)
+		c.ut.at = append(c.ut.at, timeline.NoTime)
+		if c.streamed {
+			c.pending = append(c.pending, nil)
+		}
+	}
+}
+
+// applyFilter drops, at the end of a streamed walk, the samples and waits
+// of the tasks the filter does not select, and their peak utilization.
+func (c *collector) applyFilter() {
+	tl := c.tl
+	c.grow(tl.Tasks)
+	all := true
+	for id := range tl.Tasks {
+		if c.match[id] {
+			c.match[id] = c.filter.Match(tl, timeline.TaskID(id))
+		}
+		if !c.match[id] {
+			c.peak[id] = 0
+			all = false
+		}
+	}
+	if all {
+		return
+	}
+	idx := make([]int32, len(c.samples)) // new index of each sample, -1 dropped
+	n := 0
+	for i := range c.samples {
+		idx[i] = -1
+		if c.match[c.samples[i].Task] {
+			idx[i] = int32(n)
+			c.samples[n] = c.samples[i]
+			n++
+		}
+	}
+	clear(c.samples[n:])
+	c.samples = c.samples[:n]
+	w := 0
+	for i := range c.waits {
+		if k := idx[c.waits[i].sample]; k >= 0 {
+			c.waits[w] = c.waits[i]
+			c.waits[w].sample = k
+			w++
+		}
+	}
+	c.waits = c.waits[:w]
+}
+
+// nameSamples gives every sample its task's and its waker's names when the
+// wait started. A task's first name holds from its start, so the names
+// wait for the walk's end: a streamed walk learns it late.
+func (c *collector) nameSamples() {
+	for i := range c.samples {
+		s := &c.samples[i]
+		s.CommID = c.tl.CommAt(s.Task, s.Start)
+		if s.Waker != timeline.NoTask {
+			s.WakerCommID = c.tl.CommAt(s.Waker, s.Start)
+		}
+	}
+}
+
+// assignMasks gives every run and wait the allowed CPUs of its task at its
+// start, once the affinity map is known.
+func (c *collector) assignMasks() {
+	for i := range c.runs {
+		r := &c.runs[i]
+		r.mask = c.maskAt(r.task, r.start)
+	}
+	for i := range c.waits {
+		w := &c.waits[i]
+		w.mask = c.maskAt(w.task, w.start)
+	}
 }
 
 // unobserved returns per CPU the window time covered by neither a run nor
@@ -442,9 +623,24 @@ func (c *collector) capOf(cpu timeline.CPU) int {
 	return capacityScale
 }
 
-// Events makes the collector a Sink: it needs the events of the whole
-// timeline before its walk (newCollector indexes them), none beside it.
-func (c *collector) Events(*timeline.Timeline) {}
+// Events makes the collector a Sink. A loaded walk's events were indexed
+// before it (newCollector): nothing to do beside it. A streamed walk's
+// chunk brings new task instances and placement events, kept per task
+// until a span of the task passes them.
+func (c *collector) Events(chunk *timeline.Timeline) {
+	if !c.streamed {
+		return
+	}
+	c.tl = chunk
+	c.grow(chunk.Tasks)
+	for i, k := range chunk.Kinds {
+		if k == timeline.KindWakeup || k == timeline.KindWakeupNew || k == timeline.KindMigrate {
+			if id := chunk.TaskOf[i]; id != timeline.NoTask {
+				c.pending[id] = append(c.pending[id], placeEv{t: chunk.Times[i], cpu: chunk.Args[i], kind: k})
+			}
+		}
+	}
+}
 
 // Span is the Walk callback.
 func (c *collector) Span(s *timeline.Span) {
@@ -452,6 +648,9 @@ func (c *collector) Span(s *timeline.Span) {
 		return // a CPU whose running task is unknown: neither idle nor busy
 	}
 	tk := &c.tl.Tasks[s.Task]
+	if c.streamed && len(c.pending[s.Task]) > 0 {
+		c.trimPending(s.Task, s.Start)
+	}
 	if tk.Idle {
 		if s.State == timeline.SpanRunning && s.CPU >= 0 {
 			if st, en, f := c.clip(s.Start, s.End, s.Open()); en > st && int(s.CPU) < len(c.lastSeg) {
@@ -505,7 +704,7 @@ func (c *collector) Span(s *timeline.Span) {
 				onset = st + timeline.Time(d)
 			}
 		}
-		c.runs = append(c.runs, runSeg{start: st, end: en, task: s.Task, cpu: int32(s.CPU), flags: f, mask: c.maskAt(s.Task, st)})
+		c.runs = append(c.runs, runSeg{start: st, end: en, task: s.Task, cpu: int32(s.CPU), flags: f})
 		if c.asym {
 			c.fit = append(c.fit, runFit{u0: u, onset: onset})
 		}
@@ -525,9 +724,8 @@ func (c *collector) Span(s *timeline.Span) {
 func (c *collector) addSample(s *timeline.Span) {
 	tl := c.tl
 	st, en, f := c.clip(s.Start, s.End, s.Open())
-	comm := tl.CommAt(s.Task, s.Start)
 	smp := Sample{
-		Task: s.Task, PID: tl.Tasks[s.Task].PID, CommID: comm,
+		Task: s.Task, PID: tl.Tasks[s.Task].PID,
 		Start: s.Start, Wakeup: timeline.NoTime, End: s.End, DurNs: int64(en - st),
 		WakeCPU: timeline.NoCPU, TargetCPU: timeline.NoCPU, CPU: s.CPU, Waker: timeline.NoTask, WakerPID: timeline.NoTID,
 		Prio: s.Prio,
@@ -561,7 +759,6 @@ func (c *collector) addSample(s *timeline.Span) {
 		smp.Waker, smp.WakerCtx = s.Waker, s.WakerCtx
 		if s.Waker != timeline.NoTask {
 			smp.WakerPID = tl.Tasks[s.Waker].PID
-			smp.WakerCommID = tl.CommAt(s.Waker, s.Start)
 		}
 		if s.Enqueue != timeline.NoTime {
 			smp.Wakeup = s.Enqueue
@@ -575,6 +772,37 @@ func (c *collector) addSample(s *timeline.Span) {
 	c.waitSegs(s, idx)
 }
 
+// placementsFrom returns the placement events of span s's task and the
+// index of the first at or after its start, passing (and, streamed,
+// dropping) those before.
+func (c *collector) placementsFrom(s *timeline.Span) ([]placeEv, int) {
+	if c.streamed {
+		return c.trimPending(s.Task, s.Start), 0
+	}
+	evs := c.place.of(s.Task)
+	i := int(c.placeAt[s.Task])
+	for i < len(evs) && evs[i].t < s.Start {
+		i++
+	}
+	c.placeAt[s.Task] = int32(i)
+	return evs, i
+}
+
+// trimPending drops a streamed walk's placement events of task id before
+// t, which no later span of the task can reach, and returns the rest.
+func (c *collector) trimPending(id timeline.TaskID, t timeline.Time) []placeEv {
+	evs := c.pending[id]
+	i := 0
+	for i < len(evs) && evs[i].t < t {
+		i++
+	}
+	if i > 0 {
+		evs = evs[:copy(evs, evs[i:])] // the array is reused: no garbage
+		c.pending[id] = evs
+	}
+	return evs
+}
+
 // waitSegs splits a wait into runqueue stretches: the CPU the task was
 // queued on, from sched_wakeup / wakeup_new targets, migrations and the CPU
 // a preempted task left. Between sched_waking and sched_wakeup the task is
@@ -583,12 +811,7 @@ func (c *collector) addSample(s *timeline.Span) {
 func (c *collector) waitSegs(s *timeline.Span, sample int32) {
 	// The task's spans come in time order, so its placement events are
 	// consumed from a cursor rather than searched.
-	evs := c.place.of(s.Task)
-	i := int(c.placeAt[s.Task])
-	for i < len(evs) && evs[i].t < s.Start {
-		i++
-	}
-	c.placeAt[s.Task] = int32(i)
+	evs, i := c.placementsFrom(s)
 	q, inferred := int32(-1), false
 	preempt := s.State == timeline.SpanPreempted
 	race := s.Flags&timeline.SpanAfterRace != 0
@@ -613,7 +836,7 @@ func (c *collector) waitSegs(s *timeline.Span, sample int32) {
 		if q >= 0 && to > from {
 			st, en, f := c.clip(from, to, s.Open() && to == s.End)
 			if en > st {
-				c.waits = append(c.waits, waitSeg{start: st, end: en, task: s.Task, q: q, sample: sample, inferred: inferred, flags: f, mask: c.maskAt(s.Task, st)})
+				c.waits = append(c.waits, waitSeg{start: st, end: en, task: s.Task, q: q, sample: sample, inferred: inferred, flags: f})
 			}
 		}
 		from = to
