@@ -1,0 +1,114 @@
+package timeline_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/schedlens/schedlens/affinity"
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/timeline"
+	"github.com/schedlens/schedlens/topology"
+)
+
+// TestStreamedAnalysisSameAsLoaded: the analysis, the accounting and the
+// affinity inference fed by a streamed walk, chunk by chunk, equal those of
+// the loaded Timeline, with chunks small enough that their boundaries fall
+// inside waits: the placement events a wait's runqueue stretches come
+// from, the task instances and their names (a task's first name holds
+// from its start, which a streamed walk learns late), the filter applied
+// at the end, the inference's logs.
+func TestStreamedAnalysisSameAsLoaded(t *testing.T) {
+	for _, rel := range []string{
+		"real/ftrace-hackbench-cyclictest/trace.txt.gz",
+		"real/perf-hackbench-cyclictest/perf-script.txt.gz",
+		"real/qemu-smt8-hackbench/trace.txt.zst",
+		"real/qemu-juno-asym/trace.txt.zst",
+		"seeds/004/before/run-2/trace.txt.zst",
+	} {
+		path := "../fixtures/" + rel
+		for _, flt := range []metrics.Filter{{}, {Comms: []string{"hackbench", "sched-messaging", "cyclictest"}}} {
+			ld, err := ingest.Load(path, ingest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo, err := topology.Resolve(ld.Meta.Topology, path, "", ld.Timeline.NCPU)
+			if err != nil {
+				t.Fatal(err)
+			}
+			aff, err := affinity.Build(ld.Timeline, affinity.BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := metrics.Options{Topology: topo, Filter: flt}
+			lopts := opts
+			lopts.Affinity = aff
+			want, wantAcc, err := metrics.AnalyzeAccount(ld.Timeline, lopts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, chunk := range []int{1, 7, 1000} {
+				t.Run(fmt.Sprintf("%s/%v/chunk=%d", rel, flt.Comms, chunk), func(t *testing.T) {
+					defer timeline.SetStreamChunk(chunk)()
+					sum, err := ingest.Summarize(path, ingest.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					sa, err := metrics.NewStreamAnalysis(sum.Timeline, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					acc := metrics.NewAccountant(sum.Timeline, want.Window)
+					inf := affinity.NewInferrer(sum.Timeline, affinity.InferOptions{})
+					sinks := []metrics.Sink{sa, acc, inf}
+					ws, err := ingest.StreamWalk(sum, ingest.Options{}, func(s *timeline.Span) {
+						for _, k := range sinks {
+							k.Span(s)
+						}
+					}, func(c *timeline.Timeline) {
+						for _, k := range sinks {
+							k.Events(c)
+						}
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					gotAff, err := affinity.Build(sum.Timeline, affinity.BuildOptions{Inferred: inf})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := sa.Finish(ws, gotAff)
+					if !reflect.DeepEqual(gotAff, aff) {
+						t.Errorf("affinity: %d inferences, notes %q; want %d, %q", len(gotAff.Inferences), gotAff.Notes, len(aff.Inferences), aff.Notes)
+					}
+					for _, f := range []struct {
+						name      string
+						got, want any
+					}{
+						{"Window", got.Window, want.Window}, {"Latency", got.Latency, want.Latency}, {"Idle", got.Idle, want.Idle},
+						{"Misplaced", got.Misplaced, want.Misplaced}, {"Notes", got.Notes, want.Notes}, {"UnobservedNs", got.UnobservedNs, want.UnobservedNs},
+						{"Walk", got.Walk, want.Walk}, {"CPUStrips", got.CPUStrips(), want.CPUStrips()}, {"Accounting", acc.Result(ws), wantAcc},
+					} {
+						if !reflect.DeepEqual(f.got, f.want) {
+							t.Errorf("%s differs", f.name)
+							if f.name == "Latency" {
+								for i := range want.Latency.Samples {
+									if i >= len(got.Latency.Samples) || !reflect.DeepEqual(got.Latency.Samples[i], want.Latency.Samples[i]) {
+										if i < len(got.Latency.Samples) {
+											t.Logf("sample %d: got %+v\nwant %+v", i, got.Latency.Samples[i], want.Latency.Samples[i])
+										}
+										break
+									}
+								}
+							}
+						}
+					}
+					if len(flt.Comms) == 0 && len(want.Latency.Samples) == 0 {
+						t.Error("no samples")
+					}
+				})
+			}
+		}
+	}
+}
