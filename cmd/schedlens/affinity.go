@@ -38,14 +38,24 @@ func (f *affinityFlags) read() error {
 }
 
 // build returns the affinity map of tl: per-CPU kthreads by name, the
-// inference, what a recorder saw, then the file.
-func (f *affinityFlags) build(tl *timeline.Timeline) (*affinity.Map, error) {
+// inference, what a recorder saw, then the file. The inference is inf's
+// when a streamed walk has fed one (inferrer), else Build's own walk.
+func (f *affinityFlags) build(tl *timeline.Timeline, inf *affinity.Inferrer) (*affinity.Map, error) {
 	if err := f.read(); err != nil {
 		return nil, err
 	}
-	m, err := affinity.Build(tl, affinity.BuildOptions{Rules: f.rules, NoInfer: f.noInfer})
+	m, err := affinity.Build(tl, affinity.BuildOptions{Rules: f.rules, NoInfer: f.noInfer, Inferred: inf})
 	if err != nil {
 		return nil, fmt.Errorf("--affinity: %w", err)
 	}
 	return m, nil
+}
+
+// inferrer returns the inference for a streamed walk of summary Timeline
+// tl to feed, nil when the inference is off.
+func (f *affinityFlags) inferrer(tl *timeline.Timeline) *affinity.Inferrer {
+	if f.noInfer {
+		return nil
+	}
+	return affinity.NewInferrer(tl, affinity.InferOptions{})
 }

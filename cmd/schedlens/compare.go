@@ -172,7 +172,7 @@ func measureRun(cmd *cobra.Command, f *traceFlags, aff *affinityFlags, topoFlag,
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}
-	am, err := aff.build(tl)
+	am, err := aff.build(tl, nil)
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}

@@ -127,7 +127,7 @@ func (m *modelFlags) load(cmd *cobra.Command, f *traceFlags, path string, pol wh
 			}
 		}
 	}
-	if in.aff, err = m.aff.build(in.tl); err != nil {
+	if in.aff, err = m.aff.build(in.tl, nil); err != nil {
 		return nil, err
 	}
 	in.opts = whatif.Options{Topology: in.topo, Window: win, Filter: f.filter(), Affinity: in.aff, Speed: speed, WakeRule: rule, HZ: m.hz}

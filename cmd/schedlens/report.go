@@ -41,6 +41,7 @@ func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.topology, "topology", "", "CPU topology: a topology.json/topology.txt file or a preset (juno-r2, smt2-<cores>, sym-<n>, ...); default: the trace's own, else a topology file next to it, else identical CPUs")
 	f.affinity.register(cmd)
+	f.registerStream(cmd)
 	fl.DurationVar(&f.minWindow, "min-window", 0, "count idle-with-runnable windows only from this length (e.g. 50us, 1ms); 0 counts all")
 	fl.DurationVar(&f.ownList, "own-queue-list", metrics.DefaultOwnQueueList*time.Nanosecond, "list idle-with-own-queue windows from this length (idle, and JSON); 0 lists all")
 	fl.IntVar(&f.top, "top", 0, "rows in ranked tables (default 10 in report; all in the section commands)")
@@ -93,61 +94,42 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		args = []string{"-"}
 	}
 	embedded := len(args) == 0
-	// The load warnings are printed once a walk has found the
-	// inconsistencies they count (which would cost a walk of its own
-	// now), with the filter's after them; before anything else goes to
-	// stderr, an error included.
-	if embedded {
-		ld, err = ingest.LoadReader(bytes.NewReader(fixtures.Embedded), fixtures.EmbeddedName, ingest.Options{Name: fixtures.EmbeddedName, Lenient: f.lenient})
-		if err != nil {
-			return nil, fmt.Errorf("the embedded trace: %w", err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "no TRACE given: analysing the trace built into schedlens (%s)\n", fixtures.EmbeddedName)
-	} else if ld, err = f.loadQuiet(cmd, args[0]); err != nil {
-		return nil, err
-	}
-	tl := ld.Timeline
-	filterWarn := ""
-	warned := false
-	printWarnings := func() {
-		if !warned {
-			f.warnLoad(cmd, ld)
-			f.warn(cmd.ErrOrStderr(), filterWarn)
-			warned = true
-		}
-	}
-	defer printWarnings() // on an error
-	win, err := f.window(tl)
-	if err != nil {
-		return nil, err
-	}
-	if filterWarn, err = f.filterWarnings(tl); err != nil {
-		return nil, err
-	}
-	topo, err := f.resolveTopology(ld, embedded)
-	if err != nil {
-		return nil, err
-	}
-	aff, err := f.affinity.build(tl)
-	if err != nil {
-		return nil, err
-	}
-	flt := f.filter()
-	// What follows the analysis reads the timeline's tasks and figures,
-	// not its events.
-	opts := metrics.Options{Window: win, Filter: flt, Topology: topo, Affinity: aff, MinWindow: int64(f.minWindow),
-		OwnQueueList: ownQueueList(f.ownList), DropEvents: true}
 	var a *metrics.Analysis
 	var acc *metrics.Accounting
-	if accounting {
-		a, acc, err = metrics.AnalyzeAccount(tl, opts)
-	} else {
-		a, err = metrics.Analyze(tl, opts)
+	var win metrics.Window
+	streamed := false
+	var stream bool
+	if !embedded {
+		if stream, err = f.streams(args[0]); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
+	if stream {
+		ld, win, a, acc, err = f.streamAnalyse(cmd, args[0], accounting)
+		streamed = !notStreamed(err)
+		if streamed && err != nil {
+			return nil, err
+		}
 	}
-	printWarnings()
+	if !streamed {
+		// The load warnings are printed once a walk has found the
+		// inconsistencies they count (which would cost a walk of its own
+		// now), with the filter's after them; before anything else goes
+		// to stderr, an error included.
+		if embedded {
+			ld, err = ingest.LoadReader(bytes.NewReader(fixtures.Embedded), fixtures.EmbeddedName, ingest.Options{Name: fixtures.EmbeddedName, Lenient: f.lenient})
+			if err != nil {
+				return nil, fmt.Errorf("the embedded trace: %w", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "no TRACE given: analysing the trace built into schedlens (%s)\n", fixtures.EmbeddedName)
+		} else if ld, err = f.loadQuiet(cmd, args[0]); err != nil {
+			return nil, err
+		}
+		if win, a, acc, err = f.analyseLoaded(cmd, ld, embedded, accounting); err != nil {
+			return nil, err
+		}
+	}
+	tl := ld.Timeline
 	in := &report.Input{Trace: traceSummary(ld), Analysis: a, Filter: f.filterText(), Top: f.top,
 		Command: commandLine(cmd, args), Version: Version}
 	if embedded {
@@ -155,6 +137,7 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 	}
 	in.Warnings = f.warnings
 	if accounting {
+		flt := f.filter()
 		for _, t := range acc.Tasks {
 			if flt.Match(tl, t.ID) {
 				in.Tasks = append(in.Tasks, t)
@@ -168,6 +151,56 @@ func (f *analysisFlags) analyse(cmd *cobra.Command, args []string, accounting bo
 		fmt.Fprintf(cmd.ErrOrStderr(), "%d samples written to %s\n", len(a.Latency.Samples), f.samples)
 	}
 	return &analysis{in: in, win: win}, nil
+}
+
+// analyseLoaded resolves the window, filter, topology and affinity of a
+// loaded trace and analyses it (and accounts for it), printing the load
+// and filter warnings once its walk has found the inconsistencies.
+func (f *analysisFlags) analyseLoaded(cmd *cobra.Command, ld *ingest.Loaded, embedded, accounting bool) (metrics.Window, *metrics.Analysis, *metrics.Accounting, error) {
+	tl := ld.Timeline
+	filterWarn := ""
+	warned := false
+	printWarnings := func() {
+		if !warned {
+			f.warnLoad(cmd, ld)
+			f.warn(cmd.ErrOrStderr(), filterWarn)
+			warned = true
+		}
+	}
+	defer printWarnings() // on an error
+	win, err := f.window(tl)
+	if err != nil {
+		return win, nil, nil, err
+	}
+	if filterWarn, err = f.filterWarnings(tl); err != nil {
+		return win, nil, nil, err
+	}
+	topo, err := f.resolveTopology(ld, embedded)
+	if err != nil {
+		return win, nil, nil, err
+	}
+	aff, err := f.affinity.build(tl, nil)
+	if err != nil {
+		return win, nil, nil, err
+	}
+	// What follows the analysis reads the timeline's tasks and figures,
+	// not its events.
+	opts := f.metricsOptions(win, topo)
+	opts.Affinity, opts.DropEvents = aff, true
+	var a *metrics.Analysis
+	var acc *metrics.Accounting
+	if accounting {
+		a, acc, err = metrics.AnalyzeAccount(tl, opts)
+	} else {
+		a, err = metrics.Analyze(tl, opts)
+	}
+	return win, a, acc, err
+}
+
+// metricsOptions are the analysis options the flags give.
+func (f *analysisFlags) metricsOptions(win metrics.Window, topo *topology.Topology) metrics.Options {
+	return metrics.Options{Window: win, Filter: f.filter(), Topology: topo, MinWindow: int64(f.minWindow),
+		OwnQueueList: ownQueueList(f.ownList)}
 }
 
 func writeSamplesFile(name, input, format string, lat *metrics.Latency) error {

@@ -24,11 +24,29 @@ const (
 var streamedReads atomic.Int64
 
 // registerStream adds --stream to a command whose analysis can run over a
-// streamed walk (tasks, cpus).
+// streamed walk (tasks, cpus, report, latency, idle, misplaced).
 func (f *traceFlags) registerStream(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.stream, "stream", streamAuto,
-		"read a text trace file twice instead of holding its events, so that memory grows with tasks, not events (about 1.4x the time): "+
+		"read a text trace file twice instead of holding its events (more time, less memory): "+
 			"auto (when holding them would take over a quarter of the memory available), always, never; the output is the same")
+}
+
+// streams reports whether --stream asks for a streamed read of path (which
+// may still turn out not to stream: standard input, a binary format, text
+// out of time order).
+func (f *traceFlags) streams(path string) (bool, error) {
+	switch f.stream {
+	case streamAuto, streamAlways, streamNever:
+	default:
+		return false, usagef("--stream %q: want auto, always or never", f.stream)
+	}
+	return f.stream == streamAlways || f.stream == streamAuto && ingest.WorthStreaming(path), nil
+}
+
+// notStreamed says that a streamed read gave up before it printed
+// anything: the trace is loaded instead.
+func notStreamed(err error) bool {
+	return errors.Is(err, ingest.ErrNotStreamable) || errors.Is(err, timeline.ErrNotTimeOrdered)
 }
 
 // prepareAccount is prepare followed by metrics.Account: it checks the
@@ -43,14 +61,13 @@ func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...
 	if err := f.validate(); err != nil {
 		return nil, metrics.Window{}, nil, err
 	}
-	switch f.stream {
-	case streamAuto, streamAlways, streamNever:
-	default:
-		return nil, metrics.Window{}, nil, usagef("--stream %q: want auto, always or never", f.stream)
+	stream, err := f.streams(path)
+	if err != nil {
+		return nil, metrics.Window{}, nil, err
 	}
-	if f.stream == streamAlways || f.stream == streamAuto && ingest.WorthStreaming(path) {
+	if stream {
 		ld, win, acc, err := f.streamAccount(cmd, path)
-		if !errors.Is(err, ingest.ErrNotStreamable) && !errors.Is(err, timeline.ErrNotTimeOrdered) {
+		if !notStreamed(err) {
 			return ld, win, acc, err
 		}
 	}
@@ -108,4 +125,77 @@ func (f *traceFlags) warnLoad(cmd *cobra.Command, ld *ingest.Loaded) {
 	var buf bytes.Buffer
 	warnLoad(&buf, ld)
 	f.warn(cmd.ErrOrStderr(), buf.String())
+}
+
+// streamAnalyse is analyse's streamed read: a summary read, then a walk
+// read that feeds the analysis, the accounting and the affinity inference
+// at once; the filter's warnings and the affinity map follow the walk,
+// which finds the tasks.
+func (f *analysisFlags) streamAnalyse(cmd *cobra.Command, path string, accounting bool) (*ingest.Loaded, metrics.Window, *metrics.Analysis, *metrics.Accounting, error) {
+	var ld *ingest.Loaded
+	err := f.read(cmd, path, "1/2", func(o ingest.Options) (err error) {
+		ld, err = ingest.Summarize(path, o)
+		return err
+	})
+	if err != nil {
+		return nil, metrics.Window{}, nil, nil, err
+	}
+	tl := ld.Timeline
+	// An error before the walk comes with what the summary knows: all
+	// but the inconsistencies.
+	win, err := f.window(tl)
+	if err != nil {
+		f.warnLoad(cmd, ld)
+		return ld, win, nil, nil, err
+	}
+	topo, err := f.resolveTopology(ld, false)
+	if err != nil {
+		f.warnLoad(cmd, ld)
+		return ld, win, nil, nil, err
+	}
+	sa, err := metrics.NewStreamAnalysis(tl, f.metricsOptions(win, topo))
+	if err != nil {
+		f.warnLoad(cmd, ld)
+		return ld, win, nil, nil, err
+	}
+	sinks := []metrics.Sink{sa}
+	var acc *metrics.Accountant
+	if accounting {
+		acc = metrics.NewAccountant(tl, win)
+		sinks = append(sinks, acc)
+	}
+	inf := f.affinity.inferrer(tl)
+	if inf != nil {
+		sinks = append(sinks, inf)
+	}
+	var ws timeline.WalkStats
+	err = f.read(cmd, path, "2/2", func(o ingest.Options) (err error) {
+		ws, err = ingest.StreamWalk(ld, o, func(s *timeline.Span) {
+			for _, k := range sinks {
+				k.Span(s)
+			}
+		}, func(c *timeline.Timeline) {
+			for _, k := range sinks {
+				k.Events(c)
+			}
+		})
+		return err
+	})
+	if err != nil {
+		return nil, win, nil, nil, err
+	}
+	streamedReads.Add(1)
+	f.warnLoad(cmd, ld)
+	if err := f.checkFilter(cmd.ErrOrStderr(), tl); err != nil {
+		return ld, win, nil, nil, err
+	}
+	aff, err := f.affinity.build(tl, inf)
+	if err != nil {
+		return ld, win, nil, nil, err
+	}
+	var res *metrics.Accounting
+	if acc != nil {
+		res = acc.Result(ws)
+	}
+	return ld, win, sa.Finish(ws, aff), res, nil
 }

@@ -10,11 +10,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// TestStreamSameAsLoad: tasks and cpus print the same stdout and stderr
-// whether the trace is read twice and streamed or loaded whole, on real
-// text traces of each reader, with a window, markers, a filter, lost
-// events, a clipped buffer and a malformed line skipped under --lenient;
-// and a format that cannot be streamed falls back to loading.
+// TestStreamSameAsLoad: tasks, cpus, report, latency, idle and misplaced
+// print the same stdout and stderr whether the trace is read twice and
+// streamed or loaded whole, on real text traces of each reader, with a
+// window, markers, a filter, lost events, a clipped buffer, SMT siblings,
+// asymmetric CPUs, an affinity file, cookies and a malformed line skipped
+// under --lenient; and a format that cannot be streamed falls back to
+// loading.
 func TestStreamSameAsLoad(t *testing.T) {
 	// A text trace with a malformed line at 90%.
 	raw, err := os.ReadFile(fx + "ftrace-oracle-busy/trace.txt.zst")
@@ -83,6 +85,24 @@ func TestStreamSameAsLoad(t *testing.T) {
 		{[]string{"tasks", "--lenient", "--format", "json", short}, true}, // what decompressed, with the warning
 		{[]string{"cpus", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
 		{[]string{"cpus", "--format", "json", "--end", "577", fx + "qemu-smt8-hackbench/trace.txt.zst"}, true},
+		// The analysis commands: the collector, the accounting and the
+		// affinity inference fed by one streamed walk; the filter and
+		// the allowed CPUs resolved after it.
+		{[]string{"report", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, true},
+		{[]string{"report", "--format", "json", "--start-marker", "oracle_start", "--end-marker", "oracle_end", fx + "ftrace-oracle-busy/trace.txt.zst"}, true},
+		{[]string{"report", "--format", "json", "--pid", "15,999999", "--min-window", "50us", fx + "ftrace-hackbench-cyclictest/trace.txt.gz"}, true},
+		{[]string{"report", "--format", "markdown", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
+		{[]string{"report", "--format", "html", fx + "ftrace-overflow/trace.txt.gz"}, true},
+		{[]string{"report", "--format", "json", fx + "../seeds/004/before/run-2/trace.txt.zst"}, true}, // SMT, cookies
+		{[]string{"report", "--format", "json", "--affinity", fx + "qemu-juno-asym/affinity.txt", fx + "qemu-juno-asym/trace.txt.zst"}, true},
+		{[]string{"report", "--format", "json", "--no-infer-affinity", fx + "ftrace-oracle-busy/report.txt.zst"}, true},
+		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, false}, // loaded: binary
+		{[]string{"report", "--lenient", "--format", "json", bad}, true},
+		{[]string{"report", "--start-marker", "no such marker", fx + "ftrace-oracle-busy/trace.txt.zst"}, false},
+		{[]string{"report", "--comm", "nosuch", fx + "ftrace-pipe-lost/trace.txt.gz"}, true}, // the filter selects nothing: an error after the walk
+		{[]string{"latency", "--format", "json", "--comm", "cyclictest", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, true},
+		{[]string{"idle", "--format", "json", fx + "qemu-smt8-hackbench/trace.txt.zst"}, true},
+		{[]string{"misplaced", "--format", "json", fx + "qemu-juno-asym/trace.txt.zst"}, true},
 	}
 	for _, tc := range cases {
 		c := tc.args
