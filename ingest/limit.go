@@ -28,6 +28,11 @@ var ErrTooManyEvents = errors.New("too many events")
 // that is lower. It returns 0 (no limit) when neither is known, and the
 // limit in words for the error.
 func MaxEventsFor(meminfo string, cgroupLimit func() (uint64, error)) (int64, string) {
+	return maxEventsAt(meminfo, cgroupLimit, BytesPerEvent)
+}
+
+// maxEventsAt is MaxEventsFor at perEvent bytes an event.
+func maxEventsAt(meminfo string, cgroupLimit func() (uint64, error), perEvent int) (int64, string) {
 	avail := memAvailable(meminfo)
 	src := "available memory"
 	if cgroupLimit != nil {
@@ -38,8 +43,32 @@ func MaxEventsFor(meminfo string, cgroupLimit func() (uint64, error)) (int64, st
 	if avail == 0 {
 		return 0, ""
 	}
-	n := int64(avail / 2 / BytesPerEvent)
-	return n, fmt.Sprintf("the limit for %.1f GB of %s (half of it, at about %d bytes an event)", float64(avail)/1e9, src, BytesPerEvent)
+	n := int64(avail / 2 / uint64(perEvent))
+	return n, fmt.Sprintf("the limit for %.1f GB of %s (half of it, at about %d bytes an event)", float64(avail)/1e9, src, perEvent)
+}
+
+// AnalysisBytesPerEvent is what a streamed analysis (report, latency,
+// idle, misplaced) holds an event, which it does not keep: its collector's
+// segments and samples (report on 1.26 GB and 4 GB of ftrace text: 74 and
+// 70 bytes an event).
+const AnalysisBytesPerEvent = 80
+
+// CheckStreamedAnalysis returns an error wrapping ErrTooManyEvents when a
+// streamed analysis of the n events that a summary of path counted would
+// hold more than half the memory available (maxEvents 0, as for Load, at
+// AnalysisBytesPerEvent an event) or n is over maxEvents (> 0); -1: no
+// limit. The summary read holds nothing, so this is where the analysis
+// stops before it runs out of memory.
+func CheckStreamedAnalysis(path string, n int, maxEvents int64) error {
+	limit, why := eventLimit(maxEvents)
+	if maxEvents == 0 {
+		limit, why = maxEventsAt("/proc/meminfo", memlimit.FromCgroup, AnalysisBytesPerEvent)
+	}
+	if limit > 0 && int64(n) > limit {
+		return fmt.Errorf("%s: %w: %d events, over %d, %s; cut the trace, or raise the limit with --max-events",
+			path, ErrTooManyEvents, n, limit, why)
+	}
+	return nil
 }
 
 // defaultMaxEvents is MaxEventsFor this machine.

@@ -77,3 +77,26 @@ func TestMaxEventsFor(t *testing.T) {
 		t.Errorf("nothing known: %d, want 0 (no limit)", n)
 	}
 }
+
+// TestCheckStreamedAnalysis: a streamed analysis stops before it starts
+// when the events the summary counted are over --max-events, or would
+// take over half the memory available at AnalysisBytesPerEvent; -1 lifts
+// the limit.
+func TestCheckStreamedAnalysis(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		max  int64
+		fail bool
+	}{
+		{1000, 1000, false}, {1001, 1000, true}, {1 << 40, -1, false},
+		{1000, 0, false}, {1 << 50, 0, true}, // this machine's memory
+	} {
+		err := CheckStreamedAnalysis("t.txt", c.n, c.max)
+		if (err != nil) != c.fail || err != nil && !errors.Is(err, ErrTooManyEvents) {
+			t.Errorf("%d events, --max-events %d: %v", c.n, c.max, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--max-events") {
+			t.Errorf("%v: does not name --max-events", err)
+		}
+	}
+}

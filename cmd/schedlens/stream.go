@@ -143,6 +143,10 @@ func (f *analysisFlags) streamAnalyse(cmd *cobra.Command, path string, accountin
 	tl := ld.Timeline
 	// An error before the walk comes with what the summary knows: all
 	// but the inconsistencies.
+	if err := ingest.CheckStreamedAnalysis(path, tl.Len(), f.maxEvents); err != nil {
+		f.warnLoad(cmd, ld)
+		return ld, metrics.Window{}, nil, nil, err
+	}
 	win, err := f.window(tl)
 	if err != nil {
 		f.warnLoad(cmd, ld)
