@@ -164,6 +164,10 @@ type Options struct {
 	// Affinity gives the tasks' allowed CPUs (nil: kthreads by name and
 	// what the timeline recorded; no inference).
 	Affinity *affinity.Map
+	// DropEvents: the caller reads nothing of the timeline's events after
+	// Measure, which then drops them once walked
+	// (metrics.Options.DropEvents).
+	DropEvents bool
 }
 
 // Measure computes the figures of tl over the window: per-task times and
@@ -174,7 +178,7 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 	if win == (metrics.Window{}) {
 		win = metrics.DefaultWindow(tl)
 	}
-	an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity})
+	an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity, DropEvents: o.DropEvents})
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	var prep [2]*Prepared
 	for side, desc := range []string{baseline, whatIf} {
 		so := o.Options
-		so.WholeRun = true
+		so.WholeRun, so.DropSchedules = true, true
 		if side == 1 {
 			so.CPUs, so.Tasks = cpus, tasks
 		}

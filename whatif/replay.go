@@ -130,6 +130,12 @@ type Options struct {
 	// model has simulated (replay.Options.Progress); Predict sums it over
 	// all its runs.
 	Progress func(doneNs, totalNs int64)
+	// DropSchedules: the caller wants the modeled runs' figures, not their
+	// events. Each run's schedule (Run.Result.Timeline) drops its events
+	// once measured (timeline.DropEvents: its tasks and figures stay), so
+	// that it does not hold them beside the next run's. Verdicts' runs
+	// always do.
+	DropSchedules bool
 }
 
 // Run is one modeled run beside the recording.
@@ -251,7 +257,7 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 func (pr *Prepared) Verdicts(seeds []uint64, rec *compare.Side) ([]compare.SeedVerdict, error) {
 	out := make([]compare.SeedVerdict, len(seeds))
 	err := inParallel(len(seeds), 0, func(i int) error {
-		r, err := pr.Run(seeds[i], nil, rec)
+		r, err := pr.run(seeds[i], nil, rec, true)
 		if err != nil {
 			return fmt.Errorf("seed %d: %w", seeds[i], err)
 		}
@@ -272,6 +278,21 @@ func (pr *Prepared) Workload() *replay.Workload { return pr.w }
 // reuse) and the modeled run. progress, when set, is told how much of the
 // recording's span the model has simulated.
 func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side) (*Run, error) {
+	return pr.run(seed, progress, rec, pr.o.DropSchedules)
+}
+
+// MeasureRecorded measures the recording under the options of every run,
+// for Run and Verdicts to take (measured before the first run, it need
+// not wait beside the modeled schedule). With drop, the recording's
+// timeline drops its events once walked: a caller that needs them no more
+// (Run and Verdicts do not, given this) frees them before the runs.
+func (pr *Prepared) MeasureRecorded(drop bool) (*compare.Side, error) {
+	o := pr.o
+	return compare.Measure(pr.tl, compare.Options{Window: pr.win, Topology: pr.recTopo, Filter: o.Filter, Affinity: o.Affinity, DropEvents: drop})
+}
+
+// run is Run, dropping the schedule's events once measured when drop.
+func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side, drop bool) (*Run, error) {
 	model, err := policies.New(pr.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", pr.desc, err)
@@ -292,21 +313,23 @@ func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *
 		topo = pr.recTopo
 	}
 	if rec == nil {
-		if rec, err = compare.Measure(pr.tl, compare.Options{Window: win, Topology: pr.recTopo, Filter: o.Filter, Affinity: o.Affinity}); err != nil {
+		if rec, err = pr.MeasureRecorded(false); err != nil {
 			return nil, err
 		}
 	}
 	sim := res.Timeline
 	simWin := metrics.Window{Start: max(win.Start, sim.ValidStart), End: min(win.End, sim.End)}
-	mod, err := compare.Measure(sim, compare.Options{Window: simWin, Topology: topo, Filter: o.Filter})
+	overrun := sim.End > win.End
+	// The last measure of the schedule may drop its events.
+	mod, err := compare.Measure(sim, compare.Options{Window: simWin, Topology: topo, Filter: o.Filter, DropEvents: drop && !overrun})
 	if err != nil {
 		return nil, err
 	}
 	// This run's assumptions: the workload's, then its own.
 	asm := slices.Clip(w.Assumptions) // appended to, never w's
-	if sim.End > win.End {
+	if overrun {
 		// The run went on past the recording: completion takes all of it.
-		whole, err := compare.Measure(sim, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter})
+		whole, err := compare.Measure(sim, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter, DropEvents: drop})
 		if err != nil {
 			return nil, err
 		}

@@ -58,12 +58,22 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			ld, win, topo := in.ld, in.win, in.topo
 			bar, prog := f.simulationProgress(cmd)
 			opts := in.opts
+			// The figures of the modeled runs are wanted, their schedules
+			// only for -o.
+			opts.DropSchedules = out == ""
 			pr, err := whatif.Prepare(in.tl, in.desc, opts)
 			if err != nil {
 				bar.Done()
 				return err
 			}
-			run, err := pr.Run(seed, prog, nil)
+			// The recording is measured before the runs, and its events
+			// then dropped: the workload holds what the runs need.
+			rec, err := pr.MeasureRecorded(true)
+			if err != nil {
+				bar.Done()
+				return err
+			}
+			run, err := pr.Run(seed, prog, rec)
 			bar.Done()
 			if err != nil {
 				return err

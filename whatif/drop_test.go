@@ -1,0 +1,65 @@
+package whatif
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest"
+)
+
+// TestDropSchedules: a run whose schedule drops its events once measured,
+// after a recording measured beforehand with its events dropped, gives
+// the figures of a run that keeps both, over the recording's window and
+// over the whole run (the modeled run goes on past the recording, so its
+// schedule is measured twice and drops its events at the second).
+func TestDropSchedules(t *testing.T) {
+	const path = "../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz"
+	for _, whole := range []bool{false, true} {
+		load := func() *ingest.Loaded {
+			ld, err := ingest.Load(path, ingest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ld
+		}
+		keep, drop := load(), load()
+		pk, err := Prepare(keep.Timeline, "6.12", Options{WholeRun: whole})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := pk.Run(1, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pd, err := Prepare(drop.Timeline, "6.12", Options{WholeRun: whole, DropSchedules: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := pd.MeasureRecorded(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pd.Run(1, nil, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !drop.Timeline.Summary() || !got.Result.Timeline.Summary() || want.Result.Timeline.Summary() || keep.Timeline.Summary() {
+			t.Fatal("events dropped where they should not be, or kept")
+		}
+		if got.Result.Timeline.Len() != want.Result.Timeline.Len() {
+			t.Errorf("whole %v: the schedule counts %d events, want %d", whole, got.Result.Timeline.Len(), want.Result.Timeline.Len())
+		}
+		if !reflect.DeepEqual(rec, want.Recorded) {
+			t.Errorf("whole %v: recorded figures differ", whole)
+		}
+		if !reflect.DeepEqual(got.Modeled, want.Modeled) || !reflect.DeepEqual(got.Notes, want.Notes) {
+			t.Errorf("whole %v: modeled figures differ", whole)
+		}
+		if want.Result.Timeline.End <= want.Window.End {
+			t.Error("the modeled run does not go on past the recording: the schedule is measured once, not twice")
+		}
+		if want.Modeled.Overall.RunNs == 0 {
+			t.Error("no modeled run time")
+		}
+	}
+}
