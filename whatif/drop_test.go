@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -61,5 +62,36 @@ func TestDropSchedules(t *testing.T) {
 		if want.Modeled.Overall.RunNs == 0 {
 			t.Error("no modeled run time")
 		}
+	}
+}
+
+// TestDropRecording: a what-if that measures the recording before its runs
+// and drops its events gives the report of one that keeps them.
+func TestDropRecording(t *testing.T) {
+	const path = "../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz"
+	c, err := ParseChange("NO_RUN_TO_PARITY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [2][]byte
+	for i, drop := range []bool{false, true} {
+		ld, err := ingest.Load(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Predict(ld.Timeline, "6.12", []Change{c}, PredictOptions{Seeds: []uint64{1, 2}, Options: Options{DropRecording: drop}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ld.Timeline.Summary() != drop {
+			t.Errorf("DropRecording %v: the recording's events dropped: %v", drop, ld.Timeline.Summary())
+		}
+		out[i] = render(t, p, "json")
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("the reports differ")
+	}
+	if len(out[0]) < 1000 {
+		t.Errorf("a report of %d bytes", len(out[0]))
 	}
 }

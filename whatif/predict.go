@@ -147,8 +147,12 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		}
 		return runProgress(k)
 	}
-	// The recording, measured once for every run.
-	first, err := prep[0].Run(seeds[0], progressOf(0), nil)
+	// The recording, measured once for every run, before them.
+	rec, err := prep[0].MeasureRecorded(o.DropRecording)
+	if err != nil {
+		return nil, err
+	}
+	first, err := prep[0].Run(seeds[0], progressOf(0), rec)
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,10 @@ type Options struct {
 	// that it does not hold them beside the next run's. Verdicts' runs
 	// always do.
 	DropSchedules bool
+	// DropRecording: the caller reads nothing of the recording's events
+	// after Predict, which then measures the recording before its runs
+	// and drops them (the workloads hold what the runs need).
+	DropRecording bool
 }
 
 // Run is one modeled run beside the recording.

@@ -84,7 +84,7 @@ patches on real kernels: docs/seeds.md.`,
 			}
 			bar, prog := f.simulationProgress(cmd)
 			opts := in.opts
-			opts.Progress = prog
+			opts.Progress, opts.DropRecording = prog, true
 			p, err := whatif.Predict(in.tl, in.desc, parsed, whatif.PredictOptions{Seeds: seedList, Options: opts})
 			bar.Done()
 			if err != nil {
