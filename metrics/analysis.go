@@ -147,11 +147,9 @@ type placements struct {
 func indexPlacements(tl *timeline.Timeline) placements {
 	n := len(tl.Tasks)
 	off := make([]int32, n+1)
-	for i, k := range tl.Kinds {
-		if k == timeline.KindWakeup || k == timeline.KindWakeupNew || k == timeline.KindMigrate {
-			if id := tl.TaskOf[i]; id != timeline.NoTask {
-				off[id+1]++
-			}
+	for i := range tl.Kinds {
+		if id, _, ok := placementAt(tl, i); ok {
+			off[id+1]++
 		}
 	}
 	for i := 1; i <= n; i++ {
@@ -159,15 +157,24 @@ func indexPlacements(tl *timeline.Timeline) placements {
 	}
 	evs := make([]placeEv, off[n])
 	fill := slices.Clone(off[:n])
-	for i, k := range tl.Kinds {
-		if k == timeline.KindWakeup || k == timeline.KindWakeupNew || k == timeline.KindMigrate {
-			if id := tl.TaskOf[i]; id != timeline.NoTask {
-				evs[fill[id]] = placeEv{t: tl.Times[i], cpu: tl.Args[i], kind: k}
-				fill[id]++
-			}
+	for i := range tl.Kinds {
+		if id, e, ok := placementAt(tl, i); ok {
+			evs[fill[id]] = e
+			fill[id]++
 		}
 	}
 	return placements{off: off, evs: evs}
+}
+
+// placementAt returns event i of tl as a placement of its task, if it is
+// one.
+func placementAt(tl *timeline.Timeline, i int) (timeline.TaskID, placeEv, bool) {
+	k := tl.Kinds[i]
+	if k != timeline.KindWakeup && k != timeline.KindWakeupNew && k != timeline.KindMigrate {
+		return timeline.NoTask, placeEv{}, false
+	}
+	id := tl.TaskOf[i]
+	return id, placeEv{t: tl.Times[i], cpu: tl.Args[i], kind: k}, id != timeline.NoTask
 }
 
 func (p *placements) of(id timeline.TaskID) []placeEv { return p.evs[p.off[id]:p.off[id+1]] }
@@ -633,11 +640,9 @@ func (c *collector) Events(chunk *timeline.Timeline) {
 	}
 	c.tl = chunk
 	c.grow(chunk.Tasks)
-	for i, k := range chunk.Kinds {
-		if k == timeline.KindWakeup || k == timeline.KindWakeupNew || k == timeline.KindMigrate {
-			if id := chunk.TaskOf[i]; id != timeline.NoTask {
-				c.pending[id] = append(c.pending[id], placeEv{t: chunk.Times[i], cpu: chunk.Args[i], kind: k})
-			}
+	for i := range chunk.Kinds {
+		if id, e, ok := placementAt(chunk, i); ok {
+			c.pending[id] = append(c.pending[id], e)
 		}
 	}
 }
