@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // scaledFtrace returns about mb MB of ftrace text: the hackbench-cyclictest
@@ -139,4 +142,104 @@ func BenchmarkTasksScaled(b *testing.B) {
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(float64(len(data))*float64(b.N)/float64(events), "in-B/event")
 	})
+}
+
+// BenchmarkReportScaled times the `report` path (read, analysis with the
+// affinity inference, accounting) on the text of BenchmarkTasksScaled (50
+// MB, or SCHEDLENS_BENCH_MB): "loaded" holds the Timeline and drops its
+// events after the walk (metrics.Options.DropEvents), "streamed" reads the
+// file twice and feeds one walk to the analysis, the accounting and the
+// inference. It reports MB/s, events/s and allocations. What the paths
+// hold is a whole-process figure (peak RSS; the heap in use counts the
+// lists' reserved capacity, which is never touched): docs/architecture.md
+// gives it, measured.
+func BenchmarkReportScaled(b *testing.B) {
+	mb := 50
+	if s := os.Getenv("SCHEDLENS_BENCH_MB"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			b.Fatalf("SCHEDLENS_BENCH_MB=%q: want a positive number of MB", s)
+		}
+		mb = v
+	}
+	path := filepath.Join(b.TempDir(), "scaled.txt")
+	if err := os.WriteFile(path, scaledFtrace(b, mb), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	size := fileBytes(b, path)
+	run := func(b *testing.B, one func() int) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		events := 0
+		for b.Loop() {
+			events += one()
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(float64(size)*float64(b.N)/float64(events), "in-B/event")
+	}
+	b.Run("loaded", func(b *testing.B) {
+		run(b, func() int {
+			ld, err := Load(path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tl := ld.Timeline
+			n := tl.Len()
+			aff, err := affinity.Build(tl, affinity.BuildOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, _, err := metrics.AnalyzeAccount(tl, metrics.Options{Affinity: aff, DropEvents: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.KeepAlive(a)
+			return n
+		})
+	})
+	b.Run("streamed", func(b *testing.B) {
+		run(b, func() int {
+			ld, err := Summarize(path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tl := ld.Timeline
+			sa, err := metrics.NewStreamAnalysis(tl, metrics.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			acc := metrics.NewAccountant(tl, metrics.DefaultWindow(tl))
+			inf := affinity.NewInferrer(tl, affinity.InferOptions{})
+			sinks := []metrics.Sink{sa, acc, inf}
+			ws, err := StreamWalk(ld, Options{}, func(s *timeline.Span) {
+				for _, k := range sinks {
+					k.Span(s)
+				}
+			}, func(c *timeline.Timeline) {
+				for _, k := range sinks {
+					k.Events(c)
+				}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			aff, err := affinity.Build(tl, affinity.BuildOptions{Inferred: inf})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a := sa.Finish(ws, aff)
+			acc.Result(ws)
+			runtime.KeepAlive(a)
+			return tl.Len()
+		})
+	})
+}
+
+func fileBytes(tb testing.TB, path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
 }
