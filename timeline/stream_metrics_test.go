@@ -112,3 +112,81 @@ func TestStreamedAnalysisSameAsLoaded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStreamedAnalysis: on any time-ordered event stream (fuzzEvents), the
+// analysis, accounting and affinity map fed by a streamed walk in chunks
+// of 1 and 3 events equal the loaded ones, with and without a filter.
+func FuzzStreamedAnalysis(f *testing.F) {
+	f.Add([]byte{0, 0, 0x01, 0, 2, 1, 1, 0x12, 1, 0, 1, 0, 0x11, 2, 0, 1, 2, 0x02, 1, 0, 3})
+	f.Add([]byte{1, 7, 0x01, 0, 9, 2, 0, 0x11, 2, 0, 0, 8, 0x00, 0, 5, 4, 0, 0x11, 1, 0, 2})
+	f.Add([]byte{2, 2, 0x11, 1, 1, 1, 3, 0x21, 2, 0, 2, 0, 0x21, 0, 0, 1, 0, 0x10, 2, 0, 4, 5, 0x12, 1, 4, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cov, evs, ok := fuzzEvents(data)
+		if !ok {
+			return
+		}
+		topo := topology.Symmetric(3)
+		for _, flt := range []metrics.Filter{{}, {PIDs: []timeline.TID{2, 3}}} {
+			tl := buildFuzzed(t, timeline.NewBuilder(nil, 3), cov, evs)
+			aff, err := affinity.Build(tl, affinity.BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := metrics.Options{Topology: topo, Filter: flt}
+			lopts := opts
+			lopts.Affinity = aff
+			want, wantAcc, err := metrics.AnalyzeAccount(tl, lopts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, chunk := range []int{1, 3} {
+				restore := timeline.SetStreamChunk(chunk)
+				sum := buildFuzzed(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
+				sa, err := metrics.NewStreamAnalysis(sum, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				acc := metrics.NewAccountant(sum, want.Window)
+				inf := affinity.NewInferrer(sum, affinity.InferOptions{})
+				sinks := []metrics.Sink{sa, acc, inf}
+				w, err := sum.NewStreamWalk(func(s *timeline.Span) {
+					for _, k := range sinks {
+						k.Span(s)
+					}
+				}, func(c *timeline.Timeline) {
+					for _, k := range sinks {
+						k.Events(c)
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range evs {
+					w.Add(e)
+				}
+				ws, err := w.Finish()
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotAff, err := affinity.Build(sum, affinity.BuildOptions{Inferred: inf})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := sa.Finish(ws, gotAff)
+				for _, f := range []struct {
+					name      string
+					got, want any
+				}{
+					{"affinity", gotAff, aff}, {"Latency", got.Latency, want.Latency}, {"Idle", got.Idle, want.Idle},
+					{"Misplaced", got.Misplaced, want.Misplaced}, {"Notes", got.Notes, want.Notes}, {"UnobservedNs", got.UnobservedNs, want.UnobservedNs},
+					{"Walk", got.Walk, want.Walk}, {"CPUStrips", got.CPUStrips(), want.CPUStrips()}, {"Accounting", acc.Result(ws), wantAcc},
+				} {
+					if !reflect.DeepEqual(f.got, f.want) {
+						t.Fatalf("filter %v, chunks of %d: %s differs", flt.PIDs, chunk, f.name)
+					}
+				}
+			}
+		}
+	})
+}

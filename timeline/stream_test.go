@@ -196,51 +196,16 @@ func FuzzStreamWalk(f *testing.F) {
 	f.Add([]byte{0, 0, 0x01, 0, 2, 1, 1, 0x12, 1, 0, 1, 0, 0x11, 2, 0, 1, 2, 0x02, 1, 0, 3})
 	f.Add([]byte{1, 7, 0x01, 0, 9, 2, 0, 0x11, 2, 0, 0, 8, 0x00, 0, 5, 4, 0, 0x11, 1, 0, 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) < 6 {
+		cov, evs, ok := fuzzEvents(data)
+		if !ok {
 			return
 		}
-		cov := timeline.Coverage(data[0] % 3)
-		kinds := []timeline.Kind{timeline.KindSwitch, timeline.KindSwitch, timeline.KindWaking, timeline.KindWakeup,
-			timeline.KindWakeupNew, timeline.KindMigrate, timeline.KindFork, timeline.KindExit, timeline.KindLost, timeline.KindBufferStart}
-		states := []string{"R", "R+", "S", "D", "X", "T"}
-		var evs []timeline.Event
-		var now timeline.Time
-		for d := data[1:]; len(d) >= 5; d = d[5:] {
-			var e timeline.Event
-			e.Reset()
-			now += timeline.Time(d[4]) * 1000
-			e.Time, e.Kind = now, kinds[int(d[0])%len(kinds)]
-			e.CPU, e.Task, e.Other = timeline.CPU(d[1]%3), timeline.TID(d[1]>>4%6), timeline.TID(d[2]%6)
-			switch e.Kind {
-			case timeline.KindSwitch:
-				e.State, _ = timeline.ParseState([]byte(states[int(d[3])%len(states)]))
-			case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindMigrate:
-				e.Arg = int64(d[3] % 3)
-			case timeline.KindLost, timeline.KindBufferStart:
-				e.Arg, e.Start = int64(d[3]%4)-1, now-timeline.Time(d[3])*500
-			}
-			if e.Task == 0 && e.Kind != timeline.KindSwitch {
-				e.Task = 1
-			}
-			evs = append(evs, e)
-		}
-		build := func(b *timeline.Builder) *timeline.Timeline {
-			b.SetCoverage(cov, "fuzz")
-			for _, e := range evs {
-				b.Add(e)
-			}
-			tl, err := b.Finish()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tl
-		}
-		tl := build(timeline.NewBuilder(nil, 3))
+		tl := buildFuzzed(t, timeline.NewBuilder(nil, 3), cov, evs)
 		var want []timeline.Span
 		wantStats := tl.Walk(func(s *timeline.Span) { want = append(want, *s) })
 		for _, chunk := range []int{1, 2, 3} {
 			restore := timeline.SetStreamChunk(chunk)
-			sum := build(timeline.NewSummaryBuilder(nil, 3))
+			sum := buildFuzzed(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
 			var got []timeline.Span
 			w, err := sum.NewStreamWalk(func(s *timeline.Span) { got = append(got, *s) }, nil)
 			if err != nil {
@@ -264,6 +229,54 @@ func FuzzStreamWalk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzEvents decodes a fuzzed time-ordered event stream (5 bytes an event:
+// kind, CPU and task, other task, state or argument, time step; the first
+// byte picks the coverage the reader proved) on 3 CPUs.
+func fuzzEvents(data []byte) (timeline.Coverage, []timeline.Event, bool) {
+	if len(data) < 6 {
+		return 0, nil, false
+	}
+	cov := timeline.Coverage(data[0] % 3)
+	kinds := []timeline.Kind{timeline.KindSwitch, timeline.KindSwitch, timeline.KindWaking, timeline.KindWakeup,
+		timeline.KindWakeupNew, timeline.KindMigrate, timeline.KindFork, timeline.KindExit, timeline.KindLost, timeline.KindBufferStart}
+	states := []string{"R", "R+", "S", "D", "X", "T"}
+	var evs []timeline.Event
+	var now timeline.Time
+	for d := data[1:]; len(d) >= 5; d = d[5:] {
+		var e timeline.Event
+		e.Reset()
+		now += timeline.Time(d[4]) * 1000
+		e.Time, e.Kind = now, kinds[int(d[0])%len(kinds)]
+		e.CPU, e.Task, e.Other = timeline.CPU(d[1]%3), timeline.TID(d[1]>>4%6), timeline.TID(d[2]%6)
+		switch e.Kind {
+		case timeline.KindSwitch:
+			e.State, _ = timeline.ParseState([]byte(states[int(d[3])%len(states)]))
+		case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew, timeline.KindMigrate:
+			e.Arg = int64(d[3] % 3)
+		case timeline.KindLost, timeline.KindBufferStart:
+			e.Arg, e.Start = int64(d[3]%4)-1, now-timeline.Time(d[3])*500
+		}
+		if e.Task == 0 && e.Kind != timeline.KindSwitch {
+			e.Task = 1
+		}
+		evs = append(evs, e)
+	}
+	return cov, evs, true
+}
+
+// buildFuzzed builds evs with coverage cov in b.
+func buildFuzzed(t *testing.T, b *timeline.Builder, cov timeline.Coverage, evs []timeline.Event) *timeline.Timeline {
+	b.SetCoverage(cov, "fuzz")
+	for _, e := range evs {
+		b.Add(e)
+	}
+	tl, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
 }
 
 // TestDropEvents: a loaded Timeline whose events are dropped is a summary
