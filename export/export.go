@@ -133,12 +133,32 @@ func write(ld *ingest.Loaded, sha, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: topo, Affinity: aff})
+	res := &Result{ID: ID(sha), SHA256: sha, Rows: map[string]int64{}, Events: tl.Len()}
+	src := ld.Path
+	// The runs table is written by the analysis' own walk, which is the
+	// last to read the events: they are dropped once it ends.
+	var an *metrics.Analysis
+	var acc *metrics.Accounting
+	var aerr error
+	var nruns int64
+	b, err := writeTable(dir, TableRuns, res.ID, src, opts, func(w *parquet.GenericWriter[RunRow]) (int64, error) {
+		rs := &runSink{w: w, tl: tl, win: win, buf: make([]RunRow, 0, batchRows)}
+		an, acc, aerr = metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: topo, Affinity: aff, Also: []metrics.Sink{rs}, DropEvents: true})
+		if aerr != nil {
+			return 0, aerr
+		}
+		rs.flush()
+		nruns = rs.n
+		return rs.n, rs.err
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	res.Rows[TableRuns] = nruns
+	res.Bytes += b
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{ID: ID(sha), SHA256: sha, Rows: map[string]int64{}, Events: tl.Len()}
-	src := ld.Path
 
 	if err := writeRows(res, dir, TableTasks, src, opts, len(acc.Tasks), func(i int) TaskRow { return taskRow(&acc.Tasks[i]) }); err != nil {
 		return nil, err
@@ -148,9 +168,6 @@ func write(ld *ingest.Loaded, sha, dir string, opts Options) (*Result, error) {
 	}
 	smp := an.Latency.Samples
 	if err := writeRows(res, dir, TableWakeups, src, opts, len(smp), func(i int) WakeupRow { return wakeupRow(an.Latency, &smp[i]) }); err != nil {
-		return nil, err
-	}
-	if err := writeRuns(res, dir, src, opts, tl, win); err != nil {
 		return nil, err
 	}
 	iw := an.Idle.Windows
@@ -191,40 +208,45 @@ func writeRows[T any](res *Result, dir, table, src string, opts Options, n int, 
 	return err
 }
 
-// writeRuns streams the running spans of the walk into the runs table.
-func writeRuns(res *Result, dir, src string, opts Options, tl *timeline.Timeline, win metrics.Window) error {
-	var n int64
-	b, err := writeTable(dir, TableRuns, res.ID, src, opts, func(w *parquet.GenericWriter[RunRow]) (int64, error) {
-		buf := make([]RunRow, 0, batchRows)
-		var werr error
-		flush := func() {
-			if werr == nil && len(buf) > 0 {
-				_, werr = w.Write(buf)
-			}
-			buf = buf[:0]
-		}
-		tl.Walk(func(s *timeline.Span) {
-			if s.State != timeline.SpanRunning || s.Task == timeline.NoTask || tl.Tasks[s.Task].Idle {
-				return
-			}
-			d := clip(win, s.Start, s.End)
-			if d <= 0 && (s.Start < win.Start || s.Start > win.End) {
-				return // outside the window
-			}
-			tk := &tl.Tasks[s.Task]
-			buf = append(buf, RunRow{Task: int32(s.Task), PID: int32(tk.PID), Comm: tl.Strings.Get(tk.Comm), CPU: int32(s.CPU),
-				StartNs: int64(s.Start), EndNs: int64(s.End), RunNs: d, Open: s.Open()})
-			n++
-			if len(buf) == cap(buf) {
-				flush()
-			}
-		})
-		flush()
-		return n, werr
-	})
-	res.Rows[TableRuns] = n
-	res.Bytes += b
-	return err
+// runSink writes the running spans of a walk into the runs table as the
+// walk closes them, a batch at a time (a metrics.Sink beside the analysis).
+type runSink struct {
+	w   *parquet.GenericWriter[RunRow]
+	tl  *timeline.Timeline
+	win metrics.Window
+	buf []RunRow
+	n   int64
+	err error
+}
+
+// Events: the runs need only the spans.
+func (r *runSink) Events(*timeline.Timeline) {}
+
+// Span adds a run of a task that overlaps the window.
+func (r *runSink) Span(s *timeline.Span) {
+	tl := r.tl
+	if s.State != timeline.SpanRunning || s.Task == timeline.NoTask || tl.Tasks[s.Task].Idle {
+		return
+	}
+	d := clip(r.win, s.Start, s.End)
+	if d <= 0 && (s.Start < r.win.Start || s.Start > r.win.End) {
+		return // outside the window
+	}
+	tk := &tl.Tasks[s.Task]
+	r.buf = append(r.buf, RunRow{Task: int32(s.Task), PID: int32(tk.PID), Comm: tl.Strings.Get(tk.Comm), CPU: int32(s.CPU),
+		StartNs: int64(s.Start), EndNs: int64(s.End), RunNs: d, Open: s.Open()})
+	r.n++
+	if len(r.buf) == cap(r.buf) {
+		r.flush()
+	}
+}
+
+// flush writes the batch (after an error, drops it).
+func (r *runSink) flush() {
+	if r.err == nil && len(r.buf) > 0 {
+		_, r.err = r.w.Write(r.buf)
+	}
+	r.buf = r.buf[:0]
 }
 
 // clip is the length of [s, e] inside the window, as metrics.Account
