@@ -176,7 +176,8 @@ func measureRun(cmd *cobra.Command, f *traceFlags, aff *affinityFlags, topoFlag,
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}
-	side, err := compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: f.filter(), Affinity: am})
+	// Only the figures are kept: the events go once walked.
+	side, err := compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: f.filter(), Affinity: am, DropEvents: true})
 	if err != nil {
 		return compare.Run{}, fmt.Errorf("%s: %w", path, err)
 	}
