@@ -240,30 +240,53 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 	// come from the same complete samples, grouped by task.
 	if l := an.Latency; l != nil {
 		s.Overall.Wakeup = l.Wakeup.Overall
-		byTask := map[timeline.TaskID][]int64{}
-		var all []int64
+		// One pass counts each selected task's complete wakeups, a second
+		// deals their durations out to one array per grouping (overall,
+		// task, comm, class), each of the size it ends at.
+		keep := func(sm *metrics.Sample) bool {
+			return sm.Kind != metrics.SamplePreempt && sm.Censored == metrics.CensoredNone && sel(sm.Task)
+		}
+		perTask := make([]int, n)
+		total := 0
 		for i := range l.Samples {
-			sm := &l.Samples[i]
-			if sm.Kind == metrics.SamplePreempt || sm.Censored != metrics.CensoredNone || !sel(sm.Task) {
-				continue
+			if sm := &l.Samples[i]; keep(sm) {
+				perTask[sm.Task]++
+				total++
 			}
-			byTask[sm.Task] = append(byTask[sm.Task], sm.DurNs)
-			all = append(all, sm.DurNs)
+		}
+		perComm, perClass := make([]int, len(comms)), make([]int, len(classes))
+		for id, k := range perTask {
+			if k > 0 {
+				perComm[commOf[id]] += k
+				perClass[classOf[id]] += k
+			}
+		}
+		byTask, byComm, byClass := carveDurs(perTask, total), carveDurs(perComm, total), carveDurs(perClass, total)
+		var all []int64
+		if total > 0 {
+			all = make([]int64, 0, total)
+		}
+		for i := range l.Samples {
+			if sm := &l.Samples[i]; keep(sm) {
+				d, id := sm.DurNs, sm.Task
+				all = append(all, d)
+				byTask[id] = append(byTask[id], d)
+				byComm[commOf[id]] = append(byComm[commOf[id]], d)
+				byClass[classOf[id]] = append(byClass[classOf[id]], d)
+			}
 		}
 		slices.Sort(all)
 		s.Overall.WakeupSamples = all
-		commDurs := make([][]int64, len(comms))
-		classDurs := make([][]int64, len(classes))
 		for id, d := range byTask {
-			commDurs[commOf[id]] = append(commDurs[commOf[id]], d...)
-			classDurs[classOf[id]] = append(classDurs[classOf[id]], d...)
-			s.Tasks[taskAt[id]].Wakeup = dist(d)
-			s.Tasks[taskAt[id]].WakeupSamples = d
+			if len(d) > 0 {
+				s.Tasks[taskAt[id]].Wakeup = dist(d)
+				s.Tasks[taskAt[id]].WakeupSamples = d
+			}
 		}
-		for i, d := range commDurs {
+		for i, d := range byComm {
 			comms[i].Wakeup, comms[i].WakeupSamples = dist(d), d
 		}
-		for i, d := range classDurs {
+		for i, d := range byClass {
 			classes[i].Wakeup, classes[i].WakeupSamples = dist(d), d
 		}
 	}
@@ -300,6 +323,19 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 		return cmp.Compare(a.PID, b.PID)
 	})
 	return s
+}
+
+// carveDurs returns one empty slice per group, of room counts[i], all
+// from one array of total durations (nil for a group of none).
+func carveDurs(counts []int, total int) [][]int64 {
+	back := make([]int64, total)
+	out := make([][]int64, len(counts))
+	for i, k := range counts {
+		if k > 0 { // a group with none stays nil
+			out[i], back = back[:0:k], back[k:]
+		}
+	}
+	return out
 }
 
 // dist summarises durations in any order.
