@@ -53,7 +53,9 @@ type Figures struct {
 	// histogram for the CDF distance.
 	Wakeup metrics.Dist
 	// WakeupSamples are those samples in ascending order (what Wakeup
-	// summarises), for the resampling and the CDF plots of an A/B.
+	// summarises), for the resampling and the CDF plots of an A/B: the
+	// overall, comm and class scopes' (a task's are not kept; a what-if
+	// keeps 16 runs' figures).
 	WakeupSamples []int64
 	Preemptions   int64
 	Migrations    int64
@@ -280,7 +282,6 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 		for id, d := range byTask {
 			if len(d) > 0 {
 				s.Tasks[taskAt[id]].Wakeup = dist(d)
-				s.Tasks[taskAt[id]].WakeupSamples = d
 			}
 		}
 		for i, d := range byComm {
