@@ -11,7 +11,6 @@ import (
 
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/metrics"
-	"github.com/schedlens/schedlens/timeline"
 )
 
 // scaledFtrace returns about mb MB of ftrace text: the hackbench-cyclictest
@@ -77,6 +76,19 @@ func scaledFtrace(tb testing.TB, mb int) []byte {
 	return out.Bytes()
 }
 
+// benchMB is the size of the scaled text: 50 MB, or SCHEDLENS_BENCH_MB.
+func benchMB(b *testing.B) int {
+	s := os.Getenv("SCHEDLENS_BENCH_MB")
+	if s == "" {
+		return 50
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v <= 0 {
+		b.Fatalf("SCHEDLENS_BENCH_MB=%q: want a positive number of MB", s)
+	}
+	return v
+}
+
 // BenchmarkTasksScaled times the `tasks` path (parse, build, account) on a
 // large ftrace text made by scaledFtrace: 50 MB, or SCHEDLENS_BENCH_MB
 // (e.g. 1024 for the 1 GB figure of issue 17). It reports input MB/s,
@@ -85,15 +97,7 @@ func scaledFtrace(tb testing.TB, mb int) []byte {
 // goroutine, "parallel" on one per CPU (Options.Workers), "streamed" reads
 // a file twice and holds no Timeline (Summarize, StreamWalk).
 func BenchmarkTasksScaled(b *testing.B) {
-	mb := 50
-	if s := os.Getenv("SCHEDLENS_BENCH_MB"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			b.Fatalf("SCHEDLENS_BENCH_MB=%q: want a positive number of MB", s)
-		}
-		mb = v
-	}
-	data := scaledFtrace(b, mb)
+	data := scaledFtrace(b, benchMB(b))
 	for _, c := range []struct {
 		name    string
 		workers int
@@ -154,16 +158,8 @@ func BenchmarkTasksScaled(b *testing.B) {
 // lists' reserved capacity, which is never touched): docs/architecture.md
 // gives it, measured.
 func BenchmarkReportScaled(b *testing.B) {
-	mb := 50
-	if s := os.Getenv("SCHEDLENS_BENCH_MB"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			b.Fatalf("SCHEDLENS_BENCH_MB=%q: want a positive number of MB", s)
-		}
-		mb = v
-	}
 	path := filepath.Join(b.TempDir(), "scaled.txt")
-	if err := os.WriteFile(path, scaledFtrace(b, mb), 0o644); err != nil {
+	if err := os.WriteFile(path, scaledFtrace(b, benchMB(b)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	size := fileBytes(b, path)
@@ -211,16 +207,8 @@ func BenchmarkReportScaled(b *testing.B) {
 			}
 			acc := metrics.NewAccountant(tl, metrics.DefaultWindow(tl))
 			inf := affinity.NewInferrer(tl, affinity.InferOptions{})
-			sinks := []metrics.Sink{sa, acc, inf}
-			ws, err := StreamWalk(ld, Options{}, func(s *timeline.Span) {
-				for _, k := range sinks {
-					k.Span(s)
-				}
-			}, func(c *timeline.Timeline) {
-				for _, k := range sinks {
-					k.Events(c)
-				}
-			})
+			sinks := metrics.Sinks{sa, acc, inf}
+			ws, err := StreamWalk(ld, Options{}, sinks.Span, sinks.Events)
 			if err != nil {
 				b.Fatal(err)
 			}

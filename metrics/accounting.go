@@ -149,6 +149,25 @@ type Sink interface {
 	Span(s *timeline.Span)
 }
 
+// Sinks is several Sinks as one, for a streamed walk that feeds them all
+// (timeline.StreamWalk, ingest.StreamWalk): each gets every chunk and
+// every span, in turn.
+type Sinks []Sink
+
+// Events hands the chunk to each sink.
+func (ks Sinks) Events(chunk *timeline.Timeline) {
+	for _, k := range ks {
+		k.Events(chunk)
+	}
+}
+
+// Span hands the span to each sink.
+func (ks Sinks) Span(s *timeline.Span) {
+	for _, k := range ks {
+		k.Span(s)
+	}
+}
+
 // Feed walks tl once for every sink: each one's Events runs on a goroutine
 // of its own beside the walk, which hands every span to each Span in turn.
 func Feed(tl *timeline.Timeline, sinks ...Sink) timeline.WalkStats {
@@ -163,11 +182,7 @@ func Feed(tl *timeline.Timeline, sinks ...Sink) timeline.WalkStats {
 	if len(sinks) == 1 {
 		ws = tl.Walk(sinks[0].Span)
 	} else {
-		ws = tl.Walk(func(s *timeline.Span) {
-			for _, k := range sinks {
-				k.Span(s)
-			}
-		})
+		ws = tl.Walk(Sinks(sinks).Span)
 	}
 	for range sinks {
 		<-done

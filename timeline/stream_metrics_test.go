@@ -55,54 +55,11 @@ func TestStreamedAnalysisSameAsLoaded(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					sa, err := metrics.NewStreamAnalysis(sum.Timeline, opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					acc := metrics.NewAccountant(sum.Timeline, want.Window)
-					inf := affinity.NewInferrer(sum.Timeline, affinity.InferOptions{})
-					sinks := []metrics.Sink{sa, acc, inf}
-					ws, err := ingest.StreamWalk(sum, ingest.Options{}, func(s *timeline.Span) {
-						for _, k := range sinks {
-							k.Span(s)
-						}
-					}, func(c *timeline.Timeline) {
-						for _, k := range sinks {
-							k.Events(c)
-						}
+					got, gotAcc, gotAff := streamedAnalysis(t, sum.Timeline, opts, want.Window, func(sinks metrics.Sinks) (timeline.WalkStats, error) {
+						return ingest.StreamWalk(sum, ingest.Options{}, sinks.Span, sinks.Events)
 					})
-					if err != nil {
-						t.Fatal(err)
-					}
-					gotAff, err := affinity.Build(sum.Timeline, affinity.BuildOptions{Inferred: inf})
-					if err != nil {
-						t.Fatal(err)
-					}
-					got := sa.Finish(ws, gotAff)
-					if !reflect.DeepEqual(gotAff, aff) {
-						t.Errorf("affinity: %d inferences, notes %q; want %d, %q", len(gotAff.Inferences), gotAff.Notes, len(aff.Inferences), aff.Notes)
-					}
-					for _, f := range []struct {
-						name      string
-						got, want any
-					}{
-						{"Window", got.Window, want.Window}, {"Latency", got.Latency, want.Latency}, {"Idle", got.Idle, want.Idle},
-						{"Misplaced", got.Misplaced, want.Misplaced}, {"Notes", got.Notes, want.Notes}, {"UnobservedNs", got.UnobservedNs, want.UnobservedNs},
-						{"Walk", got.Walk, want.Walk}, {"CPUStrips", got.CPUStrips(), want.CPUStrips()}, {"Accounting", acc.Result(ws), wantAcc},
-					} {
-						if !reflect.DeepEqual(f.got, f.want) {
-							t.Errorf("%s differs", f.name)
-							if f.name == "Latency" {
-								for i := range want.Latency.Samples {
-									if i >= len(got.Latency.Samples) || !reflect.DeepEqual(got.Latency.Samples[i], want.Latency.Samples[i]) {
-										if i < len(got.Latency.Samples) {
-											t.Logf("sample %d: got %+v\nwant %+v", i, got.Latency.Samples[i], want.Latency.Samples[i])
-										}
-										break
-									}
-								}
-							}
-						}
+					if what := analysisDiffers(got, want, gotAcc, wantAcc, gotAff, aff); what != "" {
+						t.Errorf("%s differs", what)
 					}
 					if len(flt.Comms) == 0 && len(want.Latency.Samples) == 0 {
 						t.Error("no samples")
@@ -142,51 +99,62 @@ func FuzzStreamedAnalysis(f *testing.F) {
 			for _, chunk := range []int{1, 3} {
 				restore := timeline.SetStreamChunk(chunk)
 				sum := buildFuzzed(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
-				sa, err := metrics.NewStreamAnalysis(sum, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				acc := metrics.NewAccountant(sum, want.Window)
-				inf := affinity.NewInferrer(sum, affinity.InferOptions{})
-				sinks := []metrics.Sink{sa, acc, inf}
-				w, err := sum.NewStreamWalk(func(s *timeline.Span) {
-					for _, k := range sinks {
-						k.Span(s)
+				got, gotAcc, gotAff := streamedAnalysis(t, sum, opts, want.Window, func(sinks metrics.Sinks) (timeline.WalkStats, error) {
+					w, err := sum.NewStreamWalk(sinks.Span, sinks.Events)
+					if err != nil {
+						return timeline.WalkStats{}, err
 					}
-				}, func(c *timeline.Timeline) {
-					for _, k := range sinks {
-						k.Events(c)
+					for _, e := range evs {
+						w.Add(e)
 					}
+					return w.Finish()
 				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, e := range evs {
-					w.Add(e)
-				}
-				ws, err := w.Finish()
 				restore()
-				if err != nil {
-					t.Fatal(err)
-				}
-				gotAff, err := affinity.Build(sum, affinity.BuildOptions{Inferred: inf})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := sa.Finish(ws, gotAff)
-				for _, f := range []struct {
-					name      string
-					got, want any
-				}{
-					{"affinity", gotAff, aff}, {"Latency", got.Latency, want.Latency}, {"Idle", got.Idle, want.Idle},
-					{"Misplaced", got.Misplaced, want.Misplaced}, {"Notes", got.Notes, want.Notes}, {"UnobservedNs", got.UnobservedNs, want.UnobservedNs},
-					{"Walk", got.Walk, want.Walk}, {"CPUStrips", got.CPUStrips(), want.CPUStrips()}, {"Accounting", acc.Result(ws), wantAcc},
-				} {
-					if !reflect.DeepEqual(f.got, f.want) {
-						t.Fatalf("filter %v, chunks of %d: %s differs", flt.PIDs, chunk, f.name)
-					}
+				if what := analysisDiffers(got, want, gotAcc, wantAcc, gotAff, aff); what != "" {
+					t.Fatalf("filter %v, chunks of %d: %s differs", flt.PIDs, chunk, what)
 				}
 			}
 		}
 	})
+}
+
+// streamedAnalysis runs the analysis, accounting and affinity inference of
+// summary Timeline sum over the streamed walk that walk feeds to the
+// sinks, as the analysis commands do.
+func streamedAnalysis(t *testing.T, sum *timeline.Timeline, opts metrics.Options, win metrics.Window,
+	walk func(metrics.Sinks) (timeline.WalkStats, error)) (*metrics.Analysis, *metrics.Accounting, *affinity.Map) {
+	t.Helper()
+	sa, err := metrics.NewStreamAnalysis(sum, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := metrics.NewAccountant(sum, win)
+	inf := affinity.NewInferrer(sum, affinity.InferOptions{})
+	ws, err := walk(metrics.Sinks{sa, acc, inf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aff, err := affinity.Build(sum, affinity.BuildOptions{Inferred: inf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.Finish(ws, aff), acc.Result(ws), aff
+}
+
+// analysisDiffers names the first figure in which two analyses (with their
+// accounting and affinity maps) differ, "" if none does.
+func analysisDiffers(got, want *metrics.Analysis, gotAcc, wantAcc *metrics.Accounting, gotAff, wantAff *affinity.Map) string {
+	for _, f := range []struct {
+		name      string
+		got, want any
+	}{
+		{"affinity", gotAff, wantAff}, {"Window", got.Window, want.Window}, {"Latency", got.Latency, want.Latency}, {"Idle", got.Idle, want.Idle},
+		{"Misplaced", got.Misplaced, want.Misplaced}, {"Notes", got.Notes, want.Notes}, {"UnobservedNs", got.UnobservedNs, want.UnobservedNs},
+		{"Walk", got.Walk, want.Walk}, {"CPUStrips", got.CPUStrips(), want.CPUStrips()}, {"Accounting", gotAcc, wantAcc},
+	} {
+		if !reflect.DeepEqual(f.got, f.want) {
+			return f.name
+		}
+	}
+	return ""
 }

@@ -162,7 +162,7 @@ func (f *analysisFlags) streamAnalyse(cmd *cobra.Command, path string, accountin
 		f.warnLoad(cmd, ld)
 		return ld, win, nil, nil, err
 	}
-	sinks := []metrics.Sink{sa}
+	sinks := metrics.Sinks{sa}
 	var acc *metrics.Accountant
 	if accounting {
 		acc = metrics.NewAccountant(tl, win)
@@ -174,15 +174,7 @@ func (f *analysisFlags) streamAnalyse(cmd *cobra.Command, path string, accountin
 	}
 	var ws timeline.WalkStats
 	err = f.read(cmd, path, "2/2", func(o ingest.Options) (err error) {
-		ws, err = ingest.StreamWalk(ld, o, func(s *timeline.Span) {
-			for _, k := range sinks {
-				k.Span(s)
-			}
-		}, func(c *timeline.Timeline) {
-			for _, k := range sinks {
-				k.Events(c)
-			}
-		})
+		ws, err = ingest.StreamWalk(ld, o, sinks.Span, sinks.Events)
 		return err
 	})
 	if err != nil {
