@@ -231,9 +231,9 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	ws := Feed(tl, append([]Sink{c}, opts.Also...)...)
+	c.place, c.placeAt = placements{}, nil // the walk's alone
 	if opts.DropEvents {
 		tl.DropEvents()
-		c.place = placements{} // the walk's alone
 		debug.FreeOSMemory()
 	}
 	return c.finish(a, ws, opts), nil
@@ -311,7 +311,6 @@ func prepare(tl *timeline.Timeline, opts Options) (*Analysis, *collector, error)
 func (c *collector) finish(a *Analysis, ws timeline.WalkStats, opts Options) *Analysis {
 	tl := c.tl
 	c.walk, a.Walk = ws, ws
-	c.place, c.placeAt = placements{}, nil
 	cookies, markers, err := tl.Cookies()
 	if err != nil {
 		a.Notes = append(a.Notes, "core-scheduling cookies not read: "+err.Error())
