@@ -158,11 +158,12 @@ func BenchmarkTasksScaled(b *testing.B) {
 // lists' reserved capacity, which is never touched): docs/architecture.md
 // gives it, measured.
 func BenchmarkReportScaled(b *testing.B) {
+	data := scaledFtrace(b, benchMB(b))
 	path := filepath.Join(b.TempDir(), "scaled.txt")
-	if err := os.WriteFile(path, scaledFtrace(b, benchMB(b)), 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	size := fileBytes(b, path)
+	size := int64(len(data))
 	run := func(b *testing.B, one func() int) {
 		b.SetBytes(size)
 		b.ReportAllocs()
@@ -222,12 +223,4 @@ func BenchmarkReportScaled(b *testing.B) {
 			return tl.Len()
 		})
 	})
-}
-
-func fileBytes(tb testing.TB, path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return st.Size()
 }
