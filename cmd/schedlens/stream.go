@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/timeline"
@@ -89,34 +90,53 @@ func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...
 
 // streamAccount is prepareAccount's streamed read.
 func (f *traceFlags) streamAccount(cmd *cobra.Command, path string) (*ingest.Loaded, metrics.Window, *metrics.Accounting, error) {
+	var win metrics.Window
+	var a *metrics.Accountant
+	ld, ws, err := f.streamRead(cmd, path, func(ld *ingest.Loaded) (metrics.Sink, error) {
+		var err error
+		if win, err = f.window(ld.Timeline); err != nil {
+			return nil, err
+		}
+		a = metrics.NewAccountant(ld.Timeline, win)
+		return a, nil
+	})
+	if err != nil {
+		return ld, win, nil, err
+	}
+	return ld, win, a.Result(ws), nil
+}
+
+// streamRead reads the text trace file at path twice: a summary read,
+// then prepare, which resolves what the walk needs from the summary and
+// returns what the walk feeds, then the walk read. It prints the load
+// warnings (an error of prepare's comes with what the summary knows: all
+// but the inconsistencies) and the filter's once the walk has found the
+// tasks. ld is nil when a read fails.
+func (f *traceFlags) streamRead(cmd *cobra.Command, path string, prepare func(*ingest.Loaded) (metrics.Sink, error)) (*ingest.Loaded, timeline.WalkStats, error) {
 	var ld *ingest.Loaded
 	err := f.read(cmd, path, "1/2", func(o ingest.Options) (err error) {
 		ld, err = ingest.Summarize(path, o)
 		return err
 	})
 	if err != nil {
-		return nil, metrics.Window{}, nil, err
+		return nil, timeline.WalkStats{}, err
 	}
-	win, err := f.window(ld.Timeline)
+	sink, err := prepare(ld)
 	if err != nil {
-		f.warnLoad(cmd, ld) // what the summary knows: all but the inconsistencies
-		return ld, win, nil, err
+		f.warnLoad(cmd, ld)
+		return ld, timeline.WalkStats{}, err
 	}
-	a := metrics.NewAccountant(ld.Timeline, win)
 	var ws timeline.WalkStats
 	err = f.read(cmd, path, "2/2", func(o ingest.Options) (err error) {
-		ws, err = ingest.StreamWalk(ld, o, a.Span, a.Events)
+		ws, err = ingest.StreamWalk(ld, o, sink.Span, sink.Events)
 		return err
 	})
 	if err != nil {
-		return nil, win, nil, err
+		return nil, ws, err
 	}
 	f.warnLoad(cmd, ld)
 	streamedReads.Add(1)
-	if err := f.checkFilter(cmd.ErrOrStderr(), ld.Timeline); err != nil {
-		return ld, win, nil, err
-	}
-	return ld, win, a.Result(ws), nil
+	return ld, ws, f.checkFilter(cmd.ErrOrStderr(), ld.Timeline)
 }
 
 // warnLoad prints what the user must know about the trace's quality on
@@ -127,65 +147,44 @@ func (f *traceFlags) warnLoad(cmd *cobra.Command, ld *ingest.Loaded) {
 	f.warn(cmd.ErrOrStderr(), buf.String())
 }
 
-// streamAnalyse is analyse's streamed read: a summary read, then a walk
-// read that feeds the analysis, the accounting and the affinity inference
-// at once; the filter's warnings and the affinity map follow the walk,
-// which finds the tasks.
+// streamAnalyse is analyse's streamed read (streamRead): the walk read
+// feeds the analysis, the accounting and the affinity inference at once;
+// the affinity map follows the walk, which finds the tasks.
 func (f *analysisFlags) streamAnalyse(cmd *cobra.Command, path string, accounting bool) (*ingest.Loaded, metrics.Window, *metrics.Analysis, *metrics.Accounting, error) {
-	var ld *ingest.Loaded
-	err := f.read(cmd, path, "1/2", func(o ingest.Options) (err error) {
-		ld, err = ingest.Summarize(path, o)
-		return err
-	})
-	if err != nil {
-		return nil, metrics.Window{}, nil, nil, err
-	}
-	tl := ld.Timeline
-	// An error before the walk comes with what the summary knows: all
-	// but the inconsistencies.
-	if err := ingest.CheckStreamedAnalysis(path, tl.Len(), f.maxEvents); err != nil {
-		f.warnLoad(cmd, ld)
-		return ld, metrics.Window{}, nil, nil, err
-	}
-	win, err := f.window(tl)
-	if err != nil {
-		f.warnLoad(cmd, ld)
-		return ld, win, nil, nil, err
-	}
-	topo, err := f.resolveTopology(ld, false)
-	if err != nil {
-		f.warnLoad(cmd, ld)
-		return ld, win, nil, nil, err
-	}
-	sa, err := metrics.NewStreamAnalysis(tl, f.metricsOptions(win, topo))
-	if err != nil {
-		f.warnLoad(cmd, ld)
-		return ld, win, nil, nil, err
-	}
-	sinks := metrics.Sinks{sa}
+	var win metrics.Window
+	var sa *metrics.StreamAnalysis
 	var acc *metrics.Accountant
-	if accounting {
-		acc = metrics.NewAccountant(tl, win)
-		sinks = append(sinks, acc)
-	}
-	inf := f.affinity.inferrer(tl)
-	if inf != nil {
-		sinks = append(sinks, inf)
-	}
-	var ws timeline.WalkStats
-	err = f.read(cmd, path, "2/2", func(o ingest.Options) (err error) {
-		ws, err = ingest.StreamWalk(ld, o, sinks.Span, sinks.Events)
-		return err
+	var inf *affinity.Inferrer
+	ld, ws, err := f.streamRead(cmd, path, func(ld *ingest.Loaded) (metrics.Sink, error) {
+		tl := ld.Timeline
+		if err := ingest.CheckStreamedAnalysis(path, tl.Len(), f.maxEvents); err != nil {
+			return nil, err
+		}
+		var err error
+		if win, err = f.window(tl); err != nil {
+			return nil, err
+		}
+		topo, err := f.resolveTopology(ld, false)
+		if err != nil {
+			return nil, err
+		}
+		if sa, err = metrics.NewStreamAnalysis(tl, f.metricsOptions(win, topo)); err != nil {
+			return nil, err
+		}
+		sinks := metrics.Sinks{sa}
+		if accounting {
+			acc = metrics.NewAccountant(tl, win)
+			sinks = append(sinks, acc)
+		}
+		if inf = f.affinity.inferrer(tl); inf != nil {
+			sinks = append(sinks, inf)
+		}
+		return sinks, nil
 	})
 	if err != nil {
-		return nil, win, nil, nil, err
-	}
-	streamedReads.Add(1)
-	f.warnLoad(cmd, ld)
-	if err := f.checkFilter(cmd.ErrOrStderr(), tl); err != nil {
 		return ld, win, nil, nil, err
 	}
-	aff, err := f.affinity.build(tl, inf)
+	aff, err := f.affinity.build(ld.Timeline, inf)
 	if err != nil {
 		return ld, win, nil, nil, err
 	}
