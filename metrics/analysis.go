@@ -194,6 +194,9 @@ type collector struct {
 	affSrc  []affinity.Source // per task: where its allowed CPUs come from
 	place   placements
 	placeAt []int32 // per task: first placement event not yet passed
+	// prune decides during the walk which runs and waits the sweeps will
+	// read (prune.go); nil keeps every one to the end.
+	prune *pruner
 	// streamed: fed by a StreamWalk, whose chunks bring the task
 	// instances (Events); the placement events are kept per task from
 	// them (pending) until a span passes them, every task's samples are
@@ -438,6 +441,10 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	for i := range c.lastSeg {
 		c.lastSeg[i].idx = -1
 	}
+	if pruneEvery > 0 {
+		c.prune = newPruner(tl, ncpu)
+		c.prune.taskRunNs = make([]int64, len(c.match))
+	}
 	c.idles = make([]idleSeg, 0, toIdle)
 	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
 	c.samples = make([]Sample, 0, nsamples)
@@ -461,6 +468,9 @@ func (c *collector) grow(tasks []timeline.Task) {
 		c.placeAt = append(c.placeAt, 0)
 		c.ut.u = append(c.ut.u, 0)
 		c.ut.at = append(c.ut.at, timeline.NoTime)
+		if c.prune != nil {
+			c.prune.taskRunNs = append(c.prune.taskRunNs, 0)
+		}
 		if c.streamed {
 			c.pending = append(c.pending, nil)
 		}
@@ -545,6 +555,11 @@ func (c *collector) unobserved() []int64 {
 	for i := range c.runs {
 		if r := &c.runs[i]; int(r.cpu) < len(out) {
 			out[r.cpu] -= int64(r.end - r.start)
+		}
+	}
+	if c.prune != nil {
+		for cpu, d := range c.prune.cpuRunNs {
+			out[cpu] -= d
 		}
 	}
 	for i := range c.idles {
@@ -648,6 +663,10 @@ func (c *collector) Events(chunk *timeline.Timeline) {
 
 // Span is the Walk callback.
 func (c *collector) Span(s *timeline.Span) {
+	if c.prune != nil {
+		c.prune.span(s)
+		defer c.maybeDecide()
+	}
 	if s.Task == timeline.NoTask {
 		return // a CPU whose running task is unknown: neither idle nor busy
 	}

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest"
@@ -43,17 +42,8 @@ func TestAnalyzeDropEvents(t *testing.T) {
 				if len(flt.Comms) == 0 && len(a.Latency.Samples) == 0 {
 					t.Fatal("no samples")
 				}
-				for _, f := range []struct {
-					name      string
-					got, want any
-				}{
-					{"Window", b.Window, a.Window}, {"Latency", b.Latency, a.Latency}, {"Idle", b.Idle, a.Idle},
-					{"Misplaced", b.Misplaced, a.Misplaced}, {"Notes", b.Notes, a.Notes}, {"UnobservedNs", b.UnobservedNs, a.UnobservedNs},
-					{"Walk", b.Walk, a.Walk}, {"CPUStrips", b.CPUStrips(), a.CPUStrips()}, {"Accounting", bacc, acc},
-				} {
-					if !reflect.DeepEqual(f.got, f.want) {
-						t.Errorf("filter %v: %s differs", flt, f.name)
-					}
+				if d := analysisDiffs(a, acc, b, bacc); d != nil {
+					t.Errorf("filter %v: %v differ", flt, d)
 				}
 			}
 		})

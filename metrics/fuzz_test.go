@@ -78,11 +78,8 @@ func fuzzEncode(tl *timeline.Timeline) []byte {
 	return out
 }
 
-// FuzzAnalyze: on any event stream the metrics hold their invariants
-// (checkInvariants): samples add up to Account's runnable time per task,
-// idle-with-runnable time stays within idle time, windows add up; on both
-// an SMT and an asymmetric topology, with and without a minimum window.
-func FuzzAnalyze(f *testing.F) {
+// seedScenarios seeds f with the scenarios' traces.
+func seedScenarios(f *testing.F) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	for _, file := range files {
 		data, err := os.ReadFile(file)
@@ -95,14 +92,32 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		f.Add(fuzzEncode(tl))
 	}
+}
+
+// buildFuzzed builds the timeline of fuzzed bytes (fuzzEvents), nil if
+// it has no event or does not build.
+func buildFuzzed(data []byte) *timeline.Timeline {
+	strs := timeline.NewStrings()
+	b := timeline.NewBuilder(strs, 4)
+	for _, e := range fuzzEvents(data, strs) {
+		b.Add(e)
+	}
+	tl, err := b.Finish()
+	if err != nil || tl.Len() == 0 {
+		return nil
+	}
+	return tl
+}
+
+// FuzzAnalyze: on any event stream the metrics hold their invariants
+// (checkInvariants): samples add up to Account's runnable time per task,
+// idle-with-runnable time stays within idle time, windows add up; on both
+// an SMT and an asymmetric topology, with and without a minimum window.
+func FuzzAnalyze(f *testing.F) {
+	seedScenarios(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		strs := timeline.NewStrings()
-		b := timeline.NewBuilder(strs, 4)
-		for _, e := range fuzzEvents(data, strs) {
-			b.Add(e)
-		}
-		tl, err := b.Finish()
-		if err != nil || tl.Len() == 0 {
+		tl := buildFuzzed(data)
+		if tl == nil {
 			return
 		}
 		for _, preset := range []string{"smt2-2", "juno-r2"} {

@@ -163,19 +163,7 @@ func (c *collector) sweepEvents() []sweepEv {
 	// topologies runs (misfit needs every run), that do not overlap any
 	// idle time are left out; on a busy machine that is nearly all.
 	union := c.idleUnion()
-	overlaps := func(s, e timeline.Time) bool {
-		// First union interval ending after s.
-		lo, hi := 0, len(union)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if union[m].end <= s {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		return lo < len(union) && union[lo].start < e
-	}
+	overlaps := func(s, e timeline.Time) bool { return overlapsUnion(union, s, e) }
 	keepRun := make([]bool, len(c.runs))
 	nr := 0
 	for i := range c.runs {

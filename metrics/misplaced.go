@@ -148,6 +148,9 @@ func (c *collector) misplaced(sw *sweepResult) *Misplaced {
 		if t == nil {
 			continue
 		}
+		if c.prune != nil {
+			t.RunNs += c.prune.taskRunNs[id]
+		}
 		t.PeakUtil = int(c.peak[id] + 0.5)
 		t.Affinity = c.affSrc[id]
 		m.Tasks = append(m.Tasks, *t)

@@ -53,15 +53,16 @@ func (c *collector) buildStrips(windows []IdleWindow, periods []int64) [][]Strip
 		out[i] = make([]StripBin, StripBins)
 	}
 	add := func(cpu int32, s, e timeline.Time, f func(*StripBin, int64)) {
-		if int(cpu) >= n || e <= s {
+		if int(cpu) >= n {
 			return
 		}
-		a, b := int64(s-c.win.Start), int64(e-c.win.Start)
-		for a < b {
-			k := stripBin(a, span)
-			end := min(b, stripEdge(k+1, span))
-			f(&out[cpu][k], end-a)
-			a = end
+		forBins(c.win.Start, span, s, e, func(k, d int64) { f(&out[cpu][k], d) })
+	}
+	if p := c.prune; p != nil && p.bins != nil {
+		for cpu, bins := range p.bins {
+			for k, d := range bins {
+				out[cpu][k].BusyNs += d // the runs decided during the walk to matter to no sweep
+			}
 		}
 	}
 	for _, r := range c.runs {
@@ -76,4 +77,16 @@ func (c *collector) buildStrips(windows []IdleWindow, periods []int64) [][]Strip
 		}
 	}
 	return out
+}
+
+// forBins calls f with the bin and the ns of each part of [s, e) in the
+// strip bins of a window from start, span ns long.
+func forBins(start timeline.Time, span int64, s, e timeline.Time, f func(k, d int64)) {
+	a, b := int64(s-start), int64(e-start)
+	for a < b {
+		k := stripBin(a, span)
+		end := min(b, stripEdge(k+1, span))
+		f(k, end-a)
+		a = end
+	}
 }

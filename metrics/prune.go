@@ -1,0 +1,234 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+
+	"github.com/schedlens/schedlens/timeline"
+)
+
+// The sweeps after the walk read a run or a wait only where some CPU was
+// idle: sweepEvents leaves out the waits, and on symmetric topologies the
+// runs, that overlap no idle segment, and the own-queue windows lie within
+// idle segments. On a busy machine that is nearly all of them (the 1.26 GB
+// hackbench text: 3.2 M runs and 3.2 M waits, 4,676 idle segments). The
+// collector decides them during the walk instead of holding them to its
+// end (decide):
+//
+//   - Every CPU's spans come in time order, so once each CPU that has
+//     events has a span ending at or after F (the frontier), no idle
+//     segment still to come starts before F. A run or wait ending at or
+//     before F overlaps idle time if and only if it overlaps an idle
+//     segment already collected.
+//   - One that does is kept, in order; one that does not is dropped. A
+//     dropped run leaves its sums: its task's run time (misplaced), its
+//     CPU's busy time (unobserved) and its busy time per strip bin. A
+//     dropped wait leaves nothing.
+//   - Decisions stop at the first run or wait that ends after F, so what is
+//     kept is in the order it came, and the sweeps see the lists a
+//     collector that decided nothing would have given them after
+//     sweepEvents' own selection.
+//
+// Not decided: runs on asymmetric topologies (misfit needs every run),
+// waits whose runqueue is inferred (an own-queue window is flagged
+// inferred when any wait merged into its queued span was), and anything
+// while a CPU that has events has not yet ended a span (a CPU running one
+// task for long holds the frontier back).
+type pruner struct {
+	front []timeline.Time // per CPU: end of its latest span; minTime before any
+	// follow lists the CPUs the frontier waits for: those with events in
+	// the trace and a place in the topology.
+	follow []int
+	union  []interval // the idle segments collected, merged, sorted
+	nIdle  int        // c.idles[:nIdle] are in union
+	// runs[:runAt] and waits[:waitAt] are decided (kept); due is how many
+	// undecided runs and waits make decide run again.
+	runAt, waitAt int
+	due           int
+	// The sums of dropped runs.
+	taskRunNs []int64   // per task
+	cpuRunNs  []int64   // per CPU
+	bins      [][]int64 // per CPU and strip bin: busy ns; nil until a drop
+}
+
+// pruneEvery is the number of undecided runs and waits from which decide
+// runs; after a decision it waits for as many again as it left undecided,
+// and at least this many. Tests lower it to 1 to decide at every span, and
+// set 0 to decide nothing (every run and wait kept to the end).
+var pruneEvery = 1 << 16
+
+const minTime = timeline.Time(math.MinInt64)
+
+func newPruner(tl *timeline.Timeline, ncpu int) *pruner {
+	p := &pruner{front: make([]timeline.Time, ncpu), cpuRunNs: make([]int64, ncpu), due: pruneEvery}
+	for cpu := range p.front {
+		p.front[cpu] = minTime
+		if cpu < len(tl.CPUFirst) && tl.CPUFirst[cpu] != timeline.NoTime {
+			p.follow = append(p.follow, cpu)
+		}
+	}
+	return p
+}
+
+// span moves the frontier of span s's CPU.
+func (p *pruner) span(s *timeline.Span) {
+	if s.State == timeline.SpanRunning && s.CPU >= 0 && int(s.CPU) < len(p.front) && s.End > p.front[s.CPU] {
+		p.front[s.CPU] = s.End
+	}
+}
+
+// frontier returns F: no idle segment to come starts before it.
+func (p *pruner) frontier() timeline.Time {
+	f := timeline.Time(math.MaxInt64)
+	for _, cpu := range p.follow {
+		f = min(f, p.front[cpu])
+	}
+	return f
+}
+
+// maybeDecide decides when enough runs and waits wait for it.
+func (c *collector) maybeDecide() {
+	if p := c.prune; p != nil && len(c.runs)-p.runAt+len(c.waits)-p.waitAt >= p.due {
+		c.decide()
+		p.due = max(pruneEvery, len(c.runs)-p.runAt+len(c.waits)-p.waitAt)
+	}
+}
+
+// decide keeps or drops the runs and waits that end at or before the
+// frontier (see pruner).
+func (c *collector) decide() {
+	p := c.prune
+	f := p.frontier()
+	if f == minTime {
+		return
+	}
+	p.mergeIdle(c.idles)
+	if !c.asym {
+		c.decideRuns(f)
+	}
+	w, i := p.waitAt, p.waitAt
+	for ; i < len(c.waits) && c.waits[i].end <= f; i++ {
+		if ws := &c.waits[i]; ws.inferred || p.overlapsIdle(ws.start, ws.end) {
+			c.waits[w] = *ws
+			w++
+		}
+	}
+	c.waits = c.waits[:w+copy(c.waits[w:], c.waits[i:])]
+	p.waitAt = w
+}
+
+// decideRuns keeps or drops the runs ending at or before f, and moves the
+// CPUs' latest-segment indices with the runs.
+func (c *collector) decideRuns(f timeline.Time) {
+	p := c.prune
+	w, i := p.runAt, p.runAt
+	for ; i < len(c.runs) && c.runs[i].end <= f; i++ {
+		r := &c.runs[i]
+		l := &c.lastSeg[r.cpu]
+		last := !l.idle && l.idx == int32(i)
+		if p.overlapsIdle(r.start, r.end) {
+			c.runs[w] = *r
+			if last {
+				l.idx = int32(w)
+			}
+			w++
+			continue
+		}
+		if last {
+			l.idx = -1 // its end event, which abut spares, no longer matters
+		}
+		p.drop(c, r)
+	}
+	if shift := int32(i - w); shift > 0 {
+		for cpu := range c.lastSeg {
+			if l := &c.lastSeg[cpu]; !l.idle && l.idx >= int32(i) {
+				l.idx -= shift
+			}
+		}
+	}
+	c.runs = c.runs[:w+copy(c.runs[w:], c.runs[i:])]
+	p.runAt = w
+}
+
+// drop keeps the sums of run r.
+func (p *pruner) drop(c *collector, r *runSeg) {
+	d := int64(r.end - r.start)
+	p.taskRunNs[r.task] += d
+	p.cpuRunNs[r.cpu] += d
+	span := int64(c.win.End - c.win.Start)
+	if span <= 0 {
+		return
+	}
+	if p.bins == nil {
+		p.bins = make([][]int64, len(p.front))
+		for cpu := range p.bins {
+			p.bins[cpu] = make([]int64, StripBins)
+		}
+	}
+	bins := p.bins[r.cpu]
+	forBins(c.win.Start, span, r.start, r.end, func(k, d int64) { bins[k] += d })
+}
+
+// mergeIdle adds the idle segments collected since the last call to the
+// union.
+func (p *pruner) mergeIdle(idles []idleSeg) {
+	if p.nIdle == len(idles) {
+		return
+	}
+	add := make([]interval, 0, len(idles)-p.nIdle)
+	for _, s := range idles[p.nIdle:] {
+		add = append(add, interval{s.start, s.end})
+	}
+	p.nIdle = len(idles)
+	slices.SortFunc(add, func(a, b interval) int {
+		switch {
+		case a.start < b.start:
+			return -1
+		case a.start > b.start:
+			return 1
+		}
+		return 0
+	})
+	// The union's intervals that the new ones can reach are at its end
+	// (sorted and disjoint, its ends ascend too): take them back, merge.
+	k := len(p.union)
+	for k > 0 && p.union[k-1].end >= add[0].start {
+		k--
+	}
+	tail := append([]interval(nil), p.union[k:]...)
+	p.union = p.union[:k]
+	i, j := 0, 0
+	for i < len(tail) || j < len(add) {
+		var x interval
+		if j == len(add) || i < len(tail) && tail[i].start <= add[j].start {
+			x, i = tail[i], i+1
+		} else {
+			x, j = add[j], j+1
+		}
+		if n := len(p.union); n > 0 && x.start <= p.union[n-1].end {
+			p.union[n-1].end = max(p.union[n-1].end, x.end)
+			continue
+		}
+		p.union = append(p.union, x)
+	}
+}
+
+// overlapsIdle reports whether [s, e) overlaps the union of idle segments.
+func (p *pruner) overlapsIdle(s, e timeline.Time) bool {
+	return overlapsUnion(p.union, s, e)
+}
+
+// overlapsUnion reports whether [s, e) overlaps one of union's sorted
+// disjoint intervals.
+func overlapsUnion(union []interval, s, e timeline.Time) bool {
+	lo, hi := 0, len(union)
+	for lo < hi { // the first interval ending after s
+		m := int(uint(lo+hi) >> 1)
+		if union[m].end <= s {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(union) && union[lo].start < e
+}
