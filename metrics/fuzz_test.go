@@ -113,6 +113,7 @@ func buildFuzzed(data []byte) *timeline.Timeline {
 // (checkInvariants): samples add up to Account's runnable time per task,
 // idle-with-runnable time stays within idle time, windows add up; on both
 // an SMT and an asymmetric topology, with and without a minimum window.
+// The runs and waits decided during the walk change nothing.
 func FuzzAnalyze(f *testing.F) {
 	seedScenarios(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -123,9 +124,15 @@ func FuzzAnalyze(f *testing.F) {
 		for _, preset := range []string{"smt2-2", "juno-r2"} {
 			topo, _ := topology.Preset(preset)
 			for _, minWin := range []int64{0, 3000} {
-				a, err := Analyze(tl, Options{Topology: topo, MinWindow: minWin})
-				if err != nil {
-					t.Fatal(err)
+				// Deciding which runs and waits the sweeps read at every
+				// span (prune.go) gives the analysis of keeping them all.
+				opts := Options{Topology: topo, MinWindow: minWin}
+				var a, kept *Analysis
+				var acc, kacc *Accounting
+				withPruneEvery(1, func() { a, acc = mustAnalyzeAccount(t, tl, opts) })
+				withPruneEvery(0, func() { kept, kacc = mustAnalyzeAccount(t, tl, opts) })
+				if d := analysisDiffs(kept, kacc, a, acc); d != nil {
+					t.Fatalf("%s, min window %d: deciding during the walk: %v differ", preset, minWin, d)
 				}
 				checkInvariants(t, tl, a)
 				for _, s := range a.Latency.Samples {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -180,15 +181,7 @@ func (p *pruner) mergeIdle(idles []idleSeg) {
 		add = append(add, interval{s.start, s.end})
 	}
 	p.nIdle = len(idles)
-	slices.SortFunc(add, func(a, b interval) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(add, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
 	// The union's intervals that the new ones can reach are at its end
 	// (sorted and disjoint, its ends ascend too): take them back, merge.
 	k := len(p.union)

@@ -112,29 +112,3 @@ func prunedShare(t *testing.T, tl *timeline.Timeline, topo *topology.Topology) (
 	}
 	return held(1024), held(0)
 }
-
-// FuzzPrune: on any event stream, deciding at every span gives the
-// analysis of keeping every run and wait, on an SMT and an asymmetric
-// topology, with and without a minimum window.
-func FuzzPrune(f *testing.F) {
-	seedScenarios(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		tl := buildFuzzed(data)
-		if tl == nil {
-			return
-		}
-		for _, preset := range []string{"smt2-2", "juno-r2"} {
-			topo, _ := topology.Preset(preset)
-			for _, minWin := range []int64{0, 3000} {
-				opts := Options{Topology: topo, MinWindow: minWin}
-				var want, got *Analysis
-				var wacc, gacc *Accounting
-				withPruneEvery(0, func() { want, wacc = mustAnalyzeAccount(t, tl, opts) })
-				withPruneEvery(1, func() { got, gacc = mustAnalyzeAccount(t, tl, opts) })
-				if d := analysisDiffs(want, wacc, got, gacc); d != nil {
-					t.Fatalf("%s, min window %d: %v differ", preset, minWin, d)
-				}
-			}
-		}
-	})
-}
