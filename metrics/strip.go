@@ -61,7 +61,7 @@ func (c *collector) buildStrips(windows []IdleWindow, periods []int64) [][]Strip
 	if p := c.prune; p != nil && p.bins != nil {
 		for cpu, bins := range p.bins {
 			for k, d := range bins {
-				out[cpu][k].BusyNs += d // the runs decided during the walk to matter to no sweep
+				out[cpu][k].BusyNs += d // the runs dropped during the walk (prune.go)
 			}
 		}
 	}
