@@ -78,8 +78,12 @@ func (p *pruner) span(s *timeline.Span) {
 	}
 }
 
-// frontier returns F: no idle segment to come starts before it.
+// frontier returns F: no idle segment to come starts before it. With no
+// CPU to follow (a Timeline without its per-CPU figures) nothing is known.
 func (p *pruner) frontier() timeline.Time {
+	if len(p.follow) == 0 {
+		return minTime
+	}
 	f := timeline.Time(math.MaxInt64)
 	for _, cpu := range p.follow {
 		f = min(f, p.front[cpu])
