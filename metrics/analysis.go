@@ -442,8 +442,7 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 		c.lastSeg[i].idx = -1
 	}
 	if pruneEvery > 0 {
-		c.prune = newPruner(tl, ncpu)
-		c.prune.taskRunNs = make([]int64, len(c.match))
+		c.prune = newPruner(tl, ncpu, len(c.match))
 	}
 	c.idles = make([]idleSeg, 0, toIdle)
 	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
@@ -665,7 +664,6 @@ func (c *collector) Events(chunk *timeline.Timeline) {
 func (c *collector) Span(s *timeline.Span) {
 	if c.prune != nil {
 		c.prune.span(s)
-		defer c.maybeDecide()
 	}
 	if s.Task == timeline.NoTask {
 		return // a CPU whose running task is unknown: neither idle nor busy
@@ -731,6 +729,7 @@ func (c *collector) Span(s *timeline.Span) {
 		if c.asym {
 			c.fit = append(c.fit, runFit{u0: u, onset: onset})
 		}
+		c.maybeDecide()
 	case timeline.SpanWoken, timeline.SpanPreempted:
 		if !c.match[s.Task] {
 			return
@@ -739,6 +738,7 @@ func (c *collector) Span(s *timeline.Span) {
 			return
 		}
 		c.addSample(s)
+		c.maybeDecide()
 	}
 }
 

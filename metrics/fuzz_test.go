@@ -124,8 +124,8 @@ func FuzzAnalyze(f *testing.F) {
 		for _, preset := range []string{"smt2-2", "juno-r2"} {
 			topo, _ := topology.Preset(preset)
 			for _, minWin := range []int64{0, 3000} {
-				// Deciding which runs and waits the sweeps read at every
-				// span (prune.go) gives the analysis of keeping them all.
+				// Deciding which runs and waits the sweeps read after
+				// every one (prune.go) gives the analysis of keeping all.
 				opts := Options{Topology: topo, MinWindow: minWin}
 				var a, kept *Analysis
 				var acc, kacc *Accounting

@@ -54,14 +54,14 @@ type pruner struct {
 
 // pruneEvery is the number of undecided runs and waits from which decide
 // runs; after a decision it waits for as many again as it left undecided,
-// and at least this many. Tests lower it to 1 to decide at every span, and
-// set 0 to decide nothing (every run and wait kept to the end).
+// and at least this many. Tests lower it to 1 to decide after every run
+// and wait, and set 0 to decide nothing (every one kept to the end).
 var pruneEvery = 1 << 16
 
 const minTime = timeline.Time(math.MinInt64)
 
-func newPruner(tl *timeline.Timeline, ncpu int) *pruner {
-	p := &pruner{front: make([]timeline.Time, ncpu), cpuRunNs: make([]int64, ncpu), due: pruneEvery}
+func newPruner(tl *timeline.Timeline, ncpu, ntask int) *pruner {
+	p := &pruner{front: make([]timeline.Time, ncpu), cpuRunNs: make([]int64, ncpu), taskRunNs: make([]int64, ntask), due: pruneEvery}
 	for cpu := range p.front {
 		p.front[cpu] = minTime
 		if cpu < len(tl.CPUFirst) && tl.CPUFirst[cpu] != timeline.NoTime {
@@ -91,7 +91,8 @@ func (p *pruner) frontier() timeline.Time {
 	return f
 }
 
-// maybeDecide decides when enough runs and waits wait for it.
+// maybeDecide decides when enough runs and waits wait for it; Span calls
+// it after adding one.
 func (c *collector) maybeDecide() {
 	if p := c.prune; p != nil && len(c.runs)-p.runAt+len(c.waits)-p.waitAt >= p.due {
 		c.decide()

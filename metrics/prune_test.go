@@ -37,7 +37,7 @@ func analysisDiffs(a *Analysis, acc *Accounting, b *Analysis, bacc *Accounting) 
 
 // TestPruneSameAsKeep: deciding during the walk which runs and waits the
 // sweeps will read gives the analysis of a collector that keeps them all,
-// deciding at every span or every 64, on real traces with SMT siblings,
+// deciding after every run and wait or every 64, on real traces with SMT siblings,
 // asymmetric capacities, lost events and clipped buffers, core-scheduling
 // cookies and perf script text; with a filter and a minimum window too.
 // On the busy traces most runs and waits are dropped.
