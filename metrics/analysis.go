@@ -44,6 +44,10 @@ type Options struct {
 	// wants them too walks the timeline once: an Accountant, whose Result
 	// takes Analysis.Walk.
 	Also []Sink
+	// NoSamples: the caller reads no Latency.Samples (it stays nil), only
+	// the distributions, windows and sums. The analysis then holds 48
+	// bytes a sample instead of 88 (a sampleRec, not a Sample).
+	NoSamples bool
 	// DropEvents: the caller reads nothing of the timeline's events after
 	// Analyze (its tasks, markers and figures stay). Analyze then drops
 	// them once its walk has ended (Timeline.DropEvents) and gives their
@@ -217,12 +221,18 @@ type collector struct {
 	lastSeg []cpuSeg // per CPU, to mark abutting segments
 	idles   []idleSeg
 	waits   []waitSeg
-	samples []Sample
-	walk    timeline.WalkStats
-	qIdle   []int64 // per CPU: (a) time of the waits queued there
-	names   []string
-	named   []bool
-	minWin  int64
+	// samples are the waits as Latency.Samples gives them, unless
+	// noSamples; recs what the analysis after the walk reads of them
+	// (during the walk only when noSamples). waitSeg.sample indexes
+	// either.
+	samples   []Sample
+	recs      []sampleRec
+	noSamples bool
+	walk      timeline.WalkStats
+	qIdle     []int64 // per CPU: (a) time of the waits queued there
+	names     []string
+	named     []bool
+	minWin    int64
 }
 
 // Analyze measures wakeup latency, preemption wait, idle-with-runnable
@@ -328,6 +338,7 @@ func (c *collector) finish(a *Analysis, ws timeline.WalkStats, opts Options) *An
 		c.affSrc[id] = c.aff.Source(timeline.TaskID(id))
 	}
 	c.assignMasks()
+	c.makeRecs()
 	c.nameSamples()
 	// The latency distributions and the interval sweep read the samples
 	// independently (the sweep writes only Sample.IdleCPUNs, which the
@@ -339,7 +350,7 @@ func (c *collector) finish(a *Analysis, ws timeline.WalkStats, opts Options) *An
 	// it every phase's arrays came on top of the last's (report --stream
 	// on 1.26 GB of text: 742 -> 675 MB peak RSS, some milliseconds each).
 	// A small analysis (what-if runs make many) skips them.
-	big := len(c.samples)+len(c.waits)+len(c.runs) >= 1<<20
+	big := len(c.recs)+len(c.waits)+len(c.runs) >= 1<<20
 	done := make(chan *Latency, 1)
 	go func() { done <- c.latency() }()
 	sw := c.sweep(opts.MinWindow)
@@ -353,6 +364,16 @@ func (c *collector) finish(a *Analysis, ws timeline.WalkStats, opts Options) *An
 	}
 	a.Misplaced = c.misplaced(sw)
 	a.Latency = <-done
+	if !c.noSamples {
+		n := len(c.recs)
+		c.fillSamples()
+		if n >= 1<<16 {
+			// The records are garbage that the caller's next arrays
+			// would come on top of (the HTML report on 1.26 GB of text:
+			// 928 MiB peak RSS, 780 before the records).
+			debug.FreeOSMemory()
+		}
+	}
 	a.strips = func() [][]StripBin { return c.buildStrips(sw.windows, sw.periods) }
 	a.UnobservedNs = c.unobserved()
 	a.Notes = append(a.Notes, c.aff.Notes...)
@@ -380,7 +401,7 @@ func AnalyzeAccount(tl *timeline.Timeline, opts Options) (*Analysis, *Accounting
 
 func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
 	c := &collector{tl: tl, win: win, topo: topo, maskTab: []cpuMask{nil}, maskIdx: map[string]uint16{},
-		streamed: tl.Summary(), filter: opts.Filter}
+		streamed: tl.Summary(), filter: opts.Filter, noSamples: opts.NoSamples}
 	if c.streamed {
 		c.summary = tl
 	}
@@ -446,7 +467,11 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	}
 	c.idles = make([]idleSeg, 0, toIdle)
 	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
-	c.samples = make([]Sample, 0, nsamples)
+	if c.noSamples {
+		c.recs = make([]sampleRec, 0, nsamples)
+	} else {
+		c.samples = make([]Sample, 0, nsamples)
+	}
 	return c
 }
 
@@ -494,18 +519,9 @@ func (c *collector) applyFilter() {
 	if all {
 		return
 	}
-	idx := make([]int32, len(c.samples)) // new index of each sample, -1 dropped
-	n := 0
-	for i := range c.samples {
-		idx[i] = -1
-		if c.match[c.samples[i].Task] {
-			idx[i] = int32(n)
-			c.samples[n] = c.samples[i]
-			n++
-		}
-	}
-	clear(c.samples[n:])
-	c.samples = c.samples[:n]
+	idx := make([]int32, max(len(c.samples), len(c.recs))) // new index of each sample, -1 dropped
+	c.samples = keepMatching(c.samples, func(s *Sample) timeline.TaskID { return s.Task }, c.match, idx)
+	c.recs = keepMatching(c.recs, func(r *sampleRec) timeline.TaskID { return r.task }, c.match, idx)
 	w := 0
 	for i := range c.waits {
 		if k := idx[c.waits[i].sample]; k >= 0 {
@@ -517,18 +533,42 @@ func (c *collector) applyFilter() {
 	c.waits = c.waits[:w]
 }
 
-// nameSamples gives every sample its task's and its waker's names when the
-// wait started. A task's first name holds from its start, so the names
-// wait for the walk's end: a streamed walk learns it late.
+// nameSamples gives every sample its task's name when the wait started.
+// A task's first name holds from its start, so the names wait for the
+// walk's end: a streamed walk learns it late.
 func (c *collector) nameSamples() {
+	for i := range c.recs {
+		r := &c.recs[i]
+		r.comm = c.tl.CommAt(r.task, r.start)
+	}
+}
+
+// makeRecs makes the records of the Samples kept during the walk.
+func (c *collector) makeRecs() {
+	if c.noSamples {
+		return
+	}
+	c.recs = make([]sampleRec, len(c.samples))
 	for i := range c.samples {
-		s := &c.samples[i]
-		s.CommID = c.tl.CommAt(s.Task, s.Start)
+		c.recs[i] = recOf(&c.samples[i])
+	}
+}
+
+// fillSamples writes what the analysis found into the Samples (their
+// names and IdleCPUNs) and lets go of the records.
+func (c *collector) fillSamples() {
+	for i := range c.samples {
+		s, r := &c.samples[i], &c.recs[i]
+		s.CommID, s.IdleCPUNs = r.comm, r.idleNs
 		if s.Waker != timeline.NoTask {
 			s.WakerCommID = c.tl.CommAt(s.Waker, s.Start)
 		}
 	}
+	c.recs = nil
 }
+
+// pidOf returns the pid of task instance id.
+func (c *collector) pidOf(id timeline.TaskID) timeline.TID { return c.tl.Tasks[id].PID }
 
 // assignMasks gives every run and wait the allowed CPUs of its task at its
 // start, once the affinity map is known.
@@ -791,7 +831,12 @@ func (c *collector) addSample(s *timeline.Span) {
 		}
 	}
 	idx := int32(len(c.samples))
-	c.samples = append(c.samples, smp)
+	if c.noSamples {
+		idx = int32(len(c.recs))
+		c.recs = append(c.recs, recOf(&smp))
+	} else {
+		c.samples = append(c.samples, smp)
+	}
 	c.waitSegs(s, idx)
 }
 

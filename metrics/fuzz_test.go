@@ -134,6 +134,12 @@ func FuzzAnalyze(f *testing.F) {
 				if d := analysisDiffs(kept, kacc, a, acc); d != nil {
 					t.Fatalf("%s, min window %d: deciding during the walk: %v differ", preset, minWin, d)
 				}
+				// So does keeping no Sample, but for the samples.
+				opts.NoSamples = true
+				recs, racc := mustAnalyzeAccount(t, tl, opts)
+				if d := analysisDiffs(withoutSamples(a), acc, recs, racc); d != nil {
+					t.Fatalf("%s, min window %d: no samples: %v differ", preset, minWin, d)
+				}
 				checkInvariants(t, tl, a)
 				for _, s := range a.Latency.Samples {
 					if s.DurNs < 0 || s.IdleCPUNs < 0 {

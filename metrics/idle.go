@@ -530,7 +530,7 @@ func (sw *sweeper) makeIneligible(w int32) {
 		}
 	} else if sw.couldRun {
 		if d := sw.gFree - sw.g0[w]; d > 0 {
-			sw.c.samples[ws.sample].IdleCPUNs += d
+			sw.c.recs[ws.sample].idleNs += d
 			sw.c.qIdle[ws.q] += d
 		}
 	}
@@ -554,7 +554,7 @@ func (sw *sweeper) interval(a, b timeline.Time) {
 		for _, w := range sw.restElig {
 			ws := &c.waits[w]
 			if sw.avail.intersectsExcept(c.maskTab[ws.mask], int(ws.q)) {
-				c.samples[ws.sample].IdleCPUNs += dt
+				c.recs[ws.sample].idleNs += dt
 				c.qIdle[ws.q] += dt
 			}
 		}
@@ -654,8 +654,8 @@ func (sw *sweeper) openWindow(cpu int, t timeline.Time) {
 		ws := &c.waits[w]
 		n++
 		rel := c.topo.Relation(cpu, int(ws.q))
-		st := c.samples[ws.sample].Start
-		if best < 0 || rel < bestRel || (rel == bestRel && (st < bestStart || (st == bestStart && c.samples[ws.sample].PID < c.samples[c.waits[best].sample].PID))) {
+		st := c.recs[ws.sample].start
+		if best < 0 || rel < bestRel || (rel == bestRel && (st < bestStart || (st == bestStart && c.pidOf(ws.task) < c.pidOf(c.waits[best].task)))) {
 			best, bestRel, bestStart = w, rel, st
 		}
 	}
@@ -671,7 +671,7 @@ func (sw *sweeper) openWindow(cpu int, t timeline.Time) {
 		return
 	}
 	ws := &c.waits[best]
-	smp := &c.samples[ws.sample]
+	rec := &c.recs[ws.sample]
 	k := int32(len(sw.windows))
 	per := sw.lastPer[cpu]
 	if sw.lastClose[cpu] != t || per < 0 {
@@ -680,7 +680,7 @@ func (sw *sweeper) openWindow(cpu int, t timeline.Time) {
 	}
 	sw.rep[cpu] = best
 	sw.windows = append(sw.windows, IdleWindow{period: per,
-		CPU: timeline.CPU(cpu), Start: t, DurNs: -1, Task: ws.task, PID: smp.PID, Comm: c.tl.Strings.Get(smp.CommID),
+		CPU: timeline.CPU(cpu), Start: t, DurNs: -1, Task: ws.task, PID: c.pidOf(ws.task), Comm: c.tl.Strings.Get(rec.comm),
 		WaitCPU: timeline.CPU(ws.q), Relation: bestRel, Capacity: c.caps[cpu], WaitCapacity: c.caps[ws.q],
 		Waiting: n, Affinity: c.affSrc[ws.task], QueueInferred: ws.inferred,
 		Censored: t <= c.win.Start,
@@ -734,16 +734,16 @@ func (c *collector) idle(sw *sweepResult, opts Options) *Idle {
 		valid bool
 	}
 	per := make([]acc, len(c.tl.Tasks))
-	for i := range c.samples {
-		s := &c.samples[i]
-		a := &per[s.Task]
+	for i := range c.recs {
+		r := &c.recs[i]
+		a := &per[r.task]
 		if !a.valid {
 			a.valid = true
-			a.cr = CouldRun{Task: s.Task, PID: s.PID, Comm: c.tl.TaskName(s.Task), Affinity: c.affSrc[s.Task], RanOn: int(max(c.ranOn[s.Task], -1))}
+			a.cr = CouldRun{Task: r.task, PID: c.pidOf(r.task), Comm: c.tl.TaskName(r.task), Affinity: c.affSrc[r.task], RanOn: int(max(c.ranOn[r.task], -1))}
 		}
-		a.cr.RunnableNs += s.DurNs
-		if s.IdleCPUNs > 0 {
-			a.cr.CouldRunNs += s.IdleCPUNs
+		a.cr.RunnableNs += r.dur
+		if r.idleNs > 0 {
+			a.cr.CouldRunNs += r.idleNs
 			a.cr.Waits++
 		}
 	}

@@ -423,7 +423,7 @@ func (c *collector) latency() *Latency {
 	ntask, ncomm, ncpu := len(c.tl.Tasks), c.tl.Strings.Len(), c.topo.NCPU()
 	g := [2]*grouper{newGrouper(ntask, ncomm, ncpu, false), newGrouper(ntask, ncomm, ncpu, true)}
 	for _, x := range g {
-		x.taskName = c.tl.TaskName
+		x.taskName, x.tasks = c.tl.TaskName, c.tl.Tasks
 		// Strings is safe to read from several goroutines (the idle
 		// sweep runs beside this); the collector's name cache is not.
 		x.name = c.tl.Strings.Get
@@ -433,19 +433,15 @@ func (c *collector) latency() *Latency {
 	// (task, comm, class, CPU) deals the durations out to its groups, in
 	// sample order, into the overall array, which the next grouping
 	// reuses; percentiles come from selection, not sorting.
-	for i := range c.samples {
-		s := &c.samples[i]
-		if s.Kind == SamplePreempt {
-			g[1].count(s)
-		} else {
-			g[0].count(s)
-		}
+	for i := range c.recs {
+		r := &c.recs[i]
+		g[kindOf(r)].count(r)
 	}
 	g[0].allocOverall()
 	g[1].allocOverall()
-	for i := range c.samples {
-		if s := &c.samples[i]; s.Censored == CensoredNone {
-			g[kindOf(s)].fillOverall(s)
+	for i := range c.recs {
+		if r := &c.recs[i]; r.censored() == CensoredNone {
+			g[kindOf(r)].fillOverall(r)
 		}
 	}
 	g[0].finishOverall()
@@ -457,9 +453,9 @@ func (c *collector) latency() *Latency {
 	for j := range groupings {
 		g[0].carve(j, back[0])
 		g[1].carve(j, back[1])
-		for i := range c.samples {
-			if s := &c.samples[i]; s.Censored == CensoredNone {
-				g[kindOf(s)].fill(j, s)
+		for i := range c.recs {
+			if r := &c.recs[i]; r.censored() == CensoredNone {
+				g[kindOf(r)].fill(j, r)
 			}
 		}
 		g[0].finishGrouping(j)
@@ -470,9 +466,9 @@ func (c *collector) latency() *Latency {
 	return l
 }
 
-// kindOf is the grouper of sample s: 0 wakeups, 1 preemptions.
-func kindOf(s *Sample) int {
-	if s.Kind == SamplePreempt {
+// kindOf is the grouper of sample r: 0 wakeups, 1 preemptions.
+func kindOf(r *sampleRec) int {
+	if r.kind == SamplePreempt {
 		return 1
 	}
 	return 0
@@ -488,17 +484,18 @@ type groupAcc struct {
 // preemptions), with its groups held in slices indexed by task, comm id,
 // prio and CPU.
 type grouper struct {
-	preempt bool
-	tasks   []*groupAcc
-	comms   []*groupAcc
-	classes [141]*groupAcc // prio+1; 0 = unknown
-	cpus    []*groupAcc
+	preempt      bool
+	groupsByTask []*groupAcc
+	comms        []*groupAcc
+	classes      [141]*groupAcc // prio+1; 0 = unknown
+	cpus         []*groupAcc
 	// The groups in order of creation.
 	lTasks, lComms, lClasses, lCPUs []*groupAcc
 	// taskName names a task by its latest comm (a task that exec'd has
 	// samples under several).
 	taskName func(timeline.TaskID) string
 	name     func(timeline.CommID) string // a comm id's name
+	tasks    []timeline.Task              // the task instances, for their pids
 
 	st                LatencyStats
 	ctx               [timeline.CtxNMI + 1]int64
@@ -507,7 +504,7 @@ type grouper struct {
 }
 
 func newGrouper(ntask, ncomm, ncpu int, preempt bool) *grouper {
-	return &grouper{preempt: preempt, tasks: make([]*groupAcc, ntask), comms: make([]*groupAcc, ncomm), cpus: make([]*groupAcc, ncpu)}
+	return &grouper{preempt: preempt, groupsByTask: make([]*groupAcc, ntask), comms: make([]*groupAcc, ncomm), cpus: make([]*groupAcc, ncpu)}
 }
 
 func prioSlot(prio int16) int {
@@ -517,27 +514,28 @@ func prioSlot(prio int16) int {
 	return 0
 }
 
-// count sizes the groups for sample s, creating them, and tallies
+// count sizes the groups for sample r, creating them, and tallies
 // censoring.
-func (g *grouper) count(s *Sample) {
+func (g *grouper) count(r *sampleRec) {
 	st := &g.st
-	if s.Kind == SampleWakeup && s.NoWaking {
+	if r.kind == SampleWakeup && r.noWaking() {
 		st.FromWakeup++
 	}
-	ta := g.tasks[s.Task]
+	ta := g.groupsByTask[r.task]
 	if ta == nil {
-		name := g.name(s.CommID)
+		name := g.name(r.comm)
 		if g.taskName != nil {
-			name = g.taskName(s.Task)
+			name = g.taskName(r.task)
 		}
-		ta = &groupAcc{g: GroupDist{Key: strconv.Itoa(int(s.PID)) + "/" + name, Task: s.Task, PID: s.PID, Comm: name, CPU: timeline.NoCPU}}
-		g.tasks[s.Task] = ta
+		pid := g.tasks[r.task].PID
+		ta = &groupAcc{g: GroupDist{Key: strconv.Itoa(int(pid)) + "/" + name, Task: r.task, PID: pid, Comm: name, CPU: timeline.NoCPU}}
+		g.groupsByTask[r.task] = ta
 		g.lTasks = append(g.lTasks, ta)
 	}
-	if s.Censored != CensoredNone {
+	if r.censored() != CensoredNone {
 		st.Censored.Count++
-		st.Censored.Ns += s.DurNs
-		switch s.Censored {
+		st.Censored.Ns += r.dur
+		switch r.censored() {
 		case CensoredTraceEnd:
 			st.Censored.TraceEnd++
 		case CensoredGap:
@@ -546,20 +544,20 @@ func (g *grouper) count(s *Sample) {
 			st.Censored.Window++
 		}
 		ta.g.Censored++
-		ta.g.CensoredNs += s.DurNs
+		ta.g.CensoredNs += r.dur
 		return
 	}
 	g.n++
 	ta.n++
-	ca := g.comms[s.CommID]
+	ca := g.comms[r.comm]
 	if ca == nil {
-		name := g.name(s.CommID)
+		name := g.name(r.comm)
 		ca = &groupAcc{g: GroupDist{Key: name, Task: timeline.NoTask, Comm: name, CPU: timeline.NoCPU}}
-		g.comms[s.CommID] = ca
+		g.comms[r.comm] = ca
 		g.lComms = append(g.lComms, ca)
 	}
 	ca.n++
-	p := prioSlot(s.Prio)
+	p := prioSlot(r.prio)
 	pa := g.classes[p]
 	if pa == nil {
 		pa = &groupAcc{g: GroupDist{Key: PrioClass(int16(p - 1)), Task: timeline.NoTask, CPU: timeline.NoCPU}}
@@ -567,20 +565,20 @@ func (g *grouper) count(s *Sample) {
 		g.lClasses = append(g.lClasses, pa)
 	}
 	pa.n++
-	if s.CPU >= 0 && int(s.CPU) < len(g.cpus) {
-		xa := g.cpus[s.CPU]
+	if r.cpu >= 0 && int(r.cpu) < len(g.cpus) {
+		xa := g.cpus[r.cpu]
 		if xa == nil {
-			xa = &groupAcc{g: GroupDist{Key: "cpu " + strconv.Itoa(int(s.CPU)), Task: timeline.NoTask, CPU: s.CPU}}
-			g.cpus[s.CPU] = xa
+			xa = &groupAcc{g: GroupDist{Key: "cpu " + strconv.Itoa(int(r.cpu)), Task: timeline.NoTask, CPU: r.cpu}}
+			g.cpus[r.cpu] = xa
 			g.lCPUs = append(g.lCPUs, xa)
 		}
 		xa.n++
 	}
-	if s.split {
+	if r.split() {
 		g.nplace++
 	}
-	if !g.preempt && int(s.WakerCtx) < len(g.ctx) {
-		g.ctx[s.WakerCtx]++
+	if !g.preempt && int(r.wakerCtx()) < len(g.ctx) {
+		g.ctx[r.wakerCtx()]++
 	}
 }
 
@@ -606,18 +604,18 @@ func (g *grouper) groups(j int) []*groupAcc {
 	return g.lCPUs
 }
 
-// group returns sample s's group in grouping j, nil for none.
-func (g *grouper) group(j int, s *Sample) *groupAcc {
+// group returns sample r's group in grouping j, nil for none.
+func (g *grouper) group(j int, r *sampleRec) *groupAcc {
 	switch j {
 	case byTask:
-		return g.tasks[s.Task]
+		return g.groupsByTask[r.task]
 	case byComm:
-		return g.comms[s.CommID]
+		return g.comms[r.comm]
 	case byClass:
-		return g.classes[prioSlot(s.Prio)]
+		return g.classes[prioSlot(r.prio)]
 	}
-	if s.CPU >= 0 && int(s.CPU) < len(g.cpus) {
-		return g.cpus[s.CPU]
+	if r.cpu >= 0 && int(r.cpu) < len(g.cpus) {
+		return g.cpus[r.cpu]
 	}
 	return nil
 }
@@ -630,12 +628,12 @@ func (g *grouper) allocOverall() {
 	g.queue = make([]int64, 0, g.nplace)
 }
 
-// fillOverall adds complete sample s's duration (and delays) overall.
-func (g *grouper) fillOverall(s *Sample) {
-	g.all = append(g.all, s.DurNs)
-	if s.split {
-		g.place = append(g.place, int64(s.Wakeup-s.Start))
-		g.queue = append(g.queue, int64(s.End-s.Wakeup))
+// fillOverall adds complete sample r's duration (and delays) overall.
+func (g *grouper) fillOverall(r *sampleRec) {
+	g.all = append(g.all, r.dur)
+	if r.split() {
+		g.place = append(g.place, r.place)
+		g.queue = append(g.queue, r.dur-r.place)
 	}
 }
 
@@ -664,11 +662,11 @@ func (g *grouper) carve(j int, back []int64) {
 	}
 }
 
-// fill deals the duration of complete sample s out to its group of
+// fill deals the duration of complete sample r out to its group of
 // grouping j.
-func (g *grouper) fill(j int, s *Sample) {
-	if a := g.group(j, s); a != nil {
-		a.durs = append(a.durs, s.DurNs)
+func (g *grouper) fill(j int, r *sampleRec) {
+	if a := g.group(j, r); a != nil {
+		a.durs = append(a.durs, r.dur)
 	}
 }
 

@@ -95,11 +95,11 @@ func (c *collector) misplaced(sw *sweepResult) *Misplaced {
 		}
 		return per[id]
 	}
-	for i := range c.samples {
-		s := &c.samples[i]
-		if s.IdleCPUNs > 0 {
-			t := get(s.Task)
-			t.WaitingWhileIdleNs += s.IdleCPUNs
+	for i := range c.recs {
+		r := &c.recs[i]
+		if r.idleNs > 0 {
+			t := get(r.task)
+			t.WaitingWhileIdleNs += r.idleNs
 			t.WaitingWhileIdleCount++
 		}
 	}

@@ -272,15 +272,15 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 			w := OwnQueueWindow{CPU: timeline.CPU(cpu), Start: s.start, DurNs: d, Task: timeline.NoTask, PID: timeline.NoTID,
 				Sibling: timeline.NoCPU, SiblingTask: timeline.NoTask, SiblingPID: timeline.NoTID,
 				QueueInferred: s.inferred, Censored: censored, Waiting: len(active)}
-			var best *Sample
+			var best *sampleRec
 			for _, i := range active {
-				smp := &c.samples[c.waits[i].sample]
-				if best == nil || smp.Start < best.Start || (smp.Start == best.Start && smp.PID < best.PID) {
-					best = smp
+				r := &c.recs[c.waits[i].sample]
+				if best == nil || r.start < best.start || (r.start == best.start && c.pidOf(r.task) < c.pidOf(best.task)) {
+					best = r
 				}
 			}
 			if best != nil {
-				w.Task, w.PID, w.Comm = best.Task, best.PID, c.tl.Strings.Get(best.CommID)
+				w.Task, w.PID, w.Comm = best.task, c.pidOf(best.task), c.tl.Strings.Get(best.comm)
 			}
 			if c.hasSMT { // no CPU has a sibling otherwise
 				if sib == nil {

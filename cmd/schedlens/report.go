@@ -197,10 +197,11 @@ func (f *analysisFlags) analyseLoaded(cmd *cobra.Command, ld *ingest.Loaded, emb
 	return win, a, acc, err
 }
 
-// metricsOptions are the analysis options the flags give.
+// metricsOptions are the analysis options the flags give. Only the HTML
+// report (its latency CDFs) and --samples read the samples one by one.
 func (f *analysisFlags) metricsOptions(win metrics.Window, topo *topology.Topology) metrics.Options {
 	return metrics.Options{Window: win, Filter: f.filter(), Topology: topo, MinWindow: int64(f.minWindow),
-		OwnQueueList: ownQueueList(f.ownList)}
+		OwnQueueList: ownQueueList(f.ownList), NoSamples: f.samples == "" && f.format != "html"}
 }
 
 func writeSamplesFile(name, input, format string, lat *metrics.Latency) error {
