@@ -337,7 +337,7 @@ func stretches(runs []run, waits []wait, o InferOptions) []stretch {
 				cut = j
 			}
 		}
-		if cut >= 0 {
+		if cut >= 0 && cut+1 < b { // (no run after the first evidence: nothing to shed)
 			if ev2, ok2 := pinned(core, int(runs[cut+1].waits), w1); ok2 {
 				add(stretch{from: from, to: runs[cut].end})
 				from, cpus, ev = runs[cut].end, cpusOf(runs[cut+1:b]), ev2

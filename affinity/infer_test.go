@@ -64,6 +64,13 @@ func TestStretches(t *testing.T) {
 			longWait(40*ms, 1), longWait(50*ms, 1), longWait(60*ms, 1), longWait(70*ms, 1)},
 		want: []want{{timeline.NoTime, timeline.NoTime, "", 0}},
 	}, {
+		// Its long waits all come after its last run (a run that was not
+		// logged ends them): pinned to the CPU it ran on, nothing to shed.
+		name:  "evidence after the last run",
+		runs:  []run{{cpu: 0, start: 0, end: ms}},
+		waits: []wait{longWait(4*ms, 0, 1), longWait(8*ms, 0, 1), longWait(12*ms, 0, 1)},
+		want:  []want{{timeline.NoTime, timeline.NoTime, "0", 3}},
+	}, {
 		// The only idle CPU is one the task itself ran on in the stretch:
 		// no evidence.
 		name: "idle CPU inside the set",
