@@ -1,8 +1,10 @@
 package affinity
 
 import (
+	"math"
 	"runtime/debug"
 	"slices"
+	"sort"
 	"unsafe"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -73,12 +75,34 @@ type Inferrer struct {
 	// waits, in time order.
 	idle []blockLog[span]
 	logs []taskLog
+	// A long wait waits in pending, in the order the walk closed them,
+	// until every CPU has ended a span at or after its end (front, for
+	// the CPUs in follow: those with events). Then the idle stretches
+	// through it are known: one with no CPU but the task's next idle for
+	// MinIdle of it (a quiet wait, nearly all on a busy machine) can be no
+	// evidence, so it is counted and not logged. due is how many pending
+	// waits make decideWaits run.
+	pending []pendingWait
+	front   []timeline.Time
+	follow  []int
+	due     int
 }
 
 type taskLog struct {
 	runs  blockLog[run]
 	waits blockLog[waitLog]
+	total int32 // long waits so far, quiet ones included
 }
+
+type pendingWait struct {
+	task timeline.TaskID
+	w    waitLog
+}
+
+// decideEvery is how many pending long waits make the Inferrer decide
+// which are quiet; after a decision it waits for as many again as it left
+// pending, and at least this many. Tests set 0 to log every long wait.
+var decideEvery = 1 << 16
 
 // blockLog is an append-only log kept in blocks that are never copied: a
 // grown slice would leave its old arrays behind as garbage, several times
@@ -134,7 +158,14 @@ func (l *blockLog[T]) bytes() int {
 // NewInferrer starts the inference over a walk of tl (a summary Timeline
 // for a streamed walk).
 func NewInferrer(tl *timeline.Timeline, o InferOptions) *Inferrer {
-	in := &Inferrer{o: o.withDefaults(), ncpu: tl.NCPU, idle: make([]blockLog[span], tl.NCPU)}
+	in := &Inferrer{o: o.withDefaults(), ncpu: tl.NCPU, idle: make([]blockLog[span], tl.NCPU),
+		front: make([]timeline.Time, tl.NCPU), due: decideEvery}
+	for cpu := range in.front {
+		in.front[cpu] = math.MinInt64
+		if cpu < len(tl.CPUFirst) && tl.CPUFirst[cpu] != timeline.NoTime {
+			in.follow = append(in.follow, cpu)
+		}
+	}
 	in.Events(tl)
 	return in
 }
@@ -150,6 +181,9 @@ func (in *Inferrer) Events(tl *timeline.Timeline) {
 
 // Span logs one span of the walk.
 func (in *Inferrer) Span(s *timeline.Span) {
+	if s.State == timeline.SpanRunning && s.CPU >= 0 && int(s.CPU) < len(in.front) && s.End > in.front[s.CPU] {
+		in.front[s.CPU] = s.End
+	}
 	if in.ncpu <= 1 || s.Task == timeline.NoTask || s.CPU < 0 || int(s.CPU) >= in.ncpu {
 		return // unknown task, or a wait cut before its switch-in
 	}
@@ -161,17 +195,66 @@ func (in *Inferrer) Span(s *timeline.Span) {
 			return
 		}
 		lg := &in.logs[s.Task]
-		if r := lg.runs.last(); r != nil && r.cpu == int32(s.CPU) && lg.waits.n == int(r.waits) {
+		if r := lg.runs.last(); r != nil && r.cpu == int32(s.CPU) && lg.total == r.waits {
 			r.end = s.End // the same CPU again, nothing between: one run
 			return
 		}
-		lg.runs.add(run{cpu: int32(s.CPU), start: s.Start, end: s.End, waits: int32(lg.waits.n)})
+		lg.runs.add(run{cpu: int32(s.CPU), start: s.Start, end: s.End, waits: lg.total})
 	case timeline.SpanWoken, timeline.SpanPreempted:
 		if tk.Idle || s.Open() || s.End-s.Start < in.o.MinWait {
 			return
 		}
-		in.logs[s.Task].waits.add(waitLog{start: s.Start, end: s.End, cpu: int32(s.CPU)})
+		lg := &in.logs[s.Task]
+		w := waitLog{start: s.Start, end: s.End, cpu: int32(s.CPU), before: lg.total}
+		lg.total++
+		if decideEvery <= 0 {
+			lg.waits.add(w)
+			return
+		}
+		in.pending = append(in.pending, pendingWait{task: s.Task, w: w})
+		if len(in.pending) >= in.due {
+			in.decideWaits(in.frontier())
+			in.due = max(decideEvery, len(in.pending))
+		}
 	}
+}
+
+// frontier returns the time before which no idle stretch is still to
+// come: the earliest latest span end of the CPUs followed.
+func (in *Inferrer) frontier() timeline.Time {
+	if len(in.follow) == 0 {
+		return math.MinInt64
+	}
+	f := timeline.Time(math.MaxInt64)
+	for _, cpu := range in.follow {
+		f = min(f, in.front[cpu])
+	}
+	return f
+}
+
+// decideWaits logs the pending long waits that end at or before f and
+// are not quiet, in order, and counts the quiet ones only (they were
+// counted when they came).
+func (in *Inferrer) decideWaits(f timeline.Time) {
+	i := 0
+	for ; i < len(in.pending) && in.pending[i].w.end <= f; i++ {
+		p := &in.pending[i]
+		if !in.quiet(&p.w) {
+			in.logs[p.task].waits.add(p.w)
+		}
+	}
+	in.pending = in.pending[:copy(in.pending, in.pending[i:])]
+}
+
+// quiet reports whether no CPU but the one the task ran on next sat idle
+// for MinIdle of wait w: it can then be no evidence of any stretch.
+func (in *Inferrer) quiet(w *waitLog) bool {
+	for cpu := range in.idle {
+		if cpu != int(w.cpu) && logOverlap(&in.idle[cpu], w.start, w.end) >= in.o.MinIdle {
+			return false
+		}
+	}
+	return true
 }
 
 // Result infers from what the walk logged, for the task instances of tl
@@ -179,8 +262,9 @@ func (in *Inferrer) Span(s *timeline.Span) {
 // true. The Inferrer's logs are let go.
 func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) bool) ([][]Change, []Inference) {
 	o := in.o
+	in.decideWaits(math.MaxInt64) // every idle stretch is known now
 	idleLog, logs := in.idle, in.logs
-	in.idle, in.logs, in.tasks = nil, nil, nil
+	in.idle, in.logs, in.tasks, in.pending = nil, nil, nil, nil
 	out := make([][]Change, len(tl.Tasks))
 	if len(tl.Tasks) == 0 || tl.NCPU <= 1 {
 		return out, nil
@@ -208,7 +292,7 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 		waits = waits[:0]
 		for _, b := range lg.waits.blocks {
 			for _, wl := range b {
-				wt := wait{start: wl.start, end: wl.end, cpu: int(wl.cpu)}
+				wt := wait{start: wl.start, end: wl.end, cpu: int(wl.cpu), before: int(wl.before)}
 				for cpu := range idle {
 					if idleOverlap(idle[cpu], wt.start, wt.end) >= o.MinIdle {
 						wt.idle = wt.idle.With(cpu)
@@ -219,7 +303,7 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 		}
 		// Pass 3: stretches.
 		var ch []Change
-		for _, st := range stretches(lg.runs.all(), waits, o) {
+		for _, st := range stretches(lg.runs.all(), waits, int(lg.total), o) {
 			if st.cpus.Empty() {
 				if len(ch) > 0 {
 					ch = append(ch, Change{At: st.from, Source: Assumed}) // free again
@@ -268,19 +352,21 @@ type span struct{ start, end timeline.Time }
 type run struct {
 	start, end timeline.Time
 	cpu        int32
-	waits      int32 // long waits logged before it
+	waits      int32 // long waits before it, quiet ones included
 }
 
-// waitLog is a long wait as the walk logs it; wait adds the CPUs idle
-// through it for the stretches of one task at a time.
+// waitLog is a long wait as the walk logs it (not a quiet one); wait adds
+// the CPUs idle through it for the stretches of one task at a time.
 type waitLog struct {
 	start, end timeline.Time
 	cpu        int32 // where it then ran
+	before     int32 // long waits of the task before it, quiet ones included
 }
 
 type wait struct {
 	start, end timeline.Time
 	cpu        int             // where it then ran
+	before     int             // as waitLog's
 	idle       topology.CPUSet // CPUs idle through enough of it
 }
 
@@ -293,12 +379,19 @@ type stretch struct {
 }
 
 // stretches cuts a task's runs into stretches (see Infer). runs and waits
-// are in time order; runs[k].waits counts the waits before run k.
-func stretches(runs []run, waits []wait, o InferOptions) []stretch {
+// are in time order; the task had total long waits, runs[k].waits of them
+// before run k; waits holds those that were not quiet (a quiet one is no
+// evidence but counts among the waits a stretch's evidence must be half
+// of), waits[i].before of them before waits[i].
+func stretches(runs []run, waits []wait, total int, o InferOptions) []stretch {
 	var out []stretch
-	pinned := func(cpus topology.CPUSet, w0, w1 int) (int, bool) {
-		ev := evidence(cpus, waits[w0:w1])
-		return ev, ev >= o.MinWaits && 2*ev >= w1-w0
+	// at returns the index in waits of the first from the t-th long wait.
+	at := func(t int) int {
+		return sort.Search(len(waits), func(i int) bool { return waits[i].before >= t })
+	}
+	pinned := func(cpus topology.CPUSet, t0, t1 int) (int, bool) {
+		ev := evidence(cpus, waits[at(t0):at(t1)])
+		return ev, ev >= o.MinWaits && 2*ev >= t1-t0
 	}
 	add := func(st stretch) {
 		if n := len(out); n > 0 && out[n-1].cpus.Empty() && st.cpus.Empty() {
@@ -312,18 +405,18 @@ func stretches(runs []run, waits []wait, o InferOptions) []stretch {
 	// CPUs it does not use after its first evidence (before the pin took
 	// hold), which only adds evidence.
 	emit := func(a, b int, from, to timeline.Time) {
-		w0, w1 := int(runs[a].waits), len(waits)
+		t0, t1 := int(runs[a].waits), total
 		if b < len(runs) {
-			w1 = int(runs[b].waits)
+			t1 = int(runs[b].waits)
 		}
 		cpus := cpusOf(runs[a:b])
-		ev, ok := pinned(cpus, w0, w1)
+		ev, ok := pinned(cpus, t0, t1)
 		if !ok {
 			add(stretch{from: from, to: to})
 			return
 		}
-		first := w0
-		for first < w1 && evidence(cpus, waits[first:first+1]) == 0 {
+		first, end := at(t0), at(t1)
+		for first < end && evidence(cpus, waits[first:first+1]) == 0 {
 			first++
 		}
 		k := a
@@ -338,7 +431,7 @@ func stretches(runs []run, waits []wait, o InferOptions) []stretch {
 			}
 		}
 		if cut >= 0 && cut+1 < b { // (no run after the first evidence: nothing to shed)
-			if ev2, ok2 := pinned(core, int(runs[cut+1].waits), w1); ok2 {
+			if ev2, ok2 := pinned(core, int(runs[cut+1].waits), t1); ok2 {
 				add(stretch{from: from, to: runs[cut].end})
 				from, cpus, ev = runs[cut].end, cpusOf(runs[cut+1:b]), ev2
 			}
@@ -390,6 +483,24 @@ func evidence(cpus topology.CPUSet, waits []wait) int {
 		}
 	}
 	return ev
+}
+
+// logOverlap is idleOverlap over a log of idle stretches, read from the
+// latest back (a wait being decided is recent).
+func logOverlap(l *blockLog[span], from, to timeline.Time) timeline.Time {
+	best := timeline.Time(0)
+	for k := len(l.blocks) - 1; k >= 0; k-- {
+		b := l.blocks[k]
+		for j := len(b) - 1; j >= 0; j-- {
+			if b[j].end <= from {
+				return best
+			}
+			if b[j].start < to {
+				best = max(best, min(b[j].end, to)-max(b[j].start, from))
+			}
+		}
+	}
+	return best
 }
 
 // idleOverlap returns the longest overlap of one idle stretch in spans

@@ -15,6 +15,12 @@ func longWait(end timeline.Time, cpu int, idle ...int) wait {
 	return wait{start: end - 2*ms, end: end, cpu: cpu, idle: topology.NewCPUSet(idle...)}
 }
 
+// quiet gives w the long waits before it, quiet ones included.
+func quiet(w wait, before int) wait {
+	w.before = before
+	return w
+}
+
 // TestStretches works small cases by hand: which stretches a task's runs
 // and long waits make.
 func TestStretches(t *testing.T) {
@@ -28,6 +34,7 @@ func TestStretches(t *testing.T) {
 		name  string
 		runs  []run
 		waits []wait
+		total int // long waits, quiet ones included; 0: len(waits)
 		want  []want
 	}{{
 		name: "no long waits: free",
@@ -64,6 +71,24 @@ func TestStretches(t *testing.T) {
 			longWait(40*ms, 1), longWait(50*ms, 1), longWait(60*ms, 1), longWait(70*ms, 1)},
 		want: []want{{timeline.NoTime, timeline.NoTime, "", 0}},
 	}, {
+		// The same, the quiet waits counted and not logged (as a walk
+		// does): still under half.
+		name:  "quiet waits counted, not logged",
+		runs:  []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 100 * ms, end: 101 * ms, waits: 7}},
+		waits: []wait{longWait(10*ms, 1, 0), longWait(20*ms, 1, 0), longWait(30*ms, 1, 0)},
+		total: 7,
+		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
+	}, {
+		// Pinned to 1 with three waits of evidence and three quiet ones
+		// between them, then a run on CPU 3: half is enough.
+		name: "pinned among quiet waits",
+		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 8 * ms, end: 9 * ms, waits: 2},
+			{cpu: 1, start: 16 * ms, end: 17 * ms, waits: 4}, {cpu: 1, start: 24 * ms, end: 25 * ms, waits: 6},
+			{cpu: 3, start: 26 * ms, end: 27 * ms, waits: 6}},
+		waits: []wait{quiet(longWait(4*ms, 1, 0), 1), quiet(longWait(12*ms, 1, 0), 3), quiet(longWait(20*ms, 1, 2), 5)},
+		total: 6,
+		want:  []want{{timeline.NoTime, 25 * ms, "1", 3}, {25 * ms, timeline.NoTime, "", 0}},
+	}, {
 		// Its long waits all come after its last run (a run that was not
 		// logged ends them): pinned to the CPU it ran on, nothing to shed.
 		name:  "evidence after the last run",
@@ -81,7 +106,14 @@ func TestStretches(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := stretches(tc.runs, tc.waits, o)
+			total := tc.total
+			if total == 0 {
+				total = len(tc.waits)
+				for i := range tc.waits {
+					tc.waits[i].before = i
+				}
+			}
+			got := stretches(tc.runs, tc.waits, total, o)
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d stretches %+v, want %d", len(got), got, len(tc.want))
 			}
