@@ -506,14 +506,14 @@ func (c *collector) grow(tasks []timeline.Task) {
 func (c *collector) applyFilter() {
 	tl := c.tl
 	c.grow(tl.Tasks)
-	all := true
+	all := true // every task that can have samples matches
 	for id := range tl.Tasks {
 		if c.match[id] {
 			c.match[id] = c.filter.Match(tl, timeline.TaskID(id))
 		}
 		if !c.match[id] {
 			c.peak[id] = 0
-			all = false
+			all = all && tl.Tasks[id].Idle
 		}
 	}
 	if all {

@@ -429,10 +429,12 @@ func (c *collector) latency() *Latency {
 		x.name = c.tl.Strings.Get
 	}
 	// One pass sizes every group of both kinds and a second collects the
-	// complete samples' durations overall. Then each grouping in turn
-	// (task, comm, class, CPU) deals the durations out to its groups, in
-	// sample order, into the overall array, which the next grouping
-	// reuses; percentiles come from selection, not sorting.
+	// complete samples' durations and placement delays overall. Then each
+	// grouping in turn (task, comm, class, CPU) deals the durations out to
+	// its groups, in sample order, into the overall array, which the next
+	// grouping reuses; the first also collects the queue delays, into the
+	// placement delays' array. Percentiles come from selection, not
+	// sorting.
 	for i := range c.recs {
 		r := &c.recs[i]
 		g[kindOf(r)].count(r)
@@ -455,8 +457,16 @@ func (c *collector) latency() *Latency {
 		g[1].carve(j, back[1])
 		for i := range c.recs {
 			if r := &c.recs[i]; r.censored() == CensoredNone {
-				g[kindOf(r)].fill(j, r)
+				x := g[kindOf(r)]
+				x.fill(j, r)
+				if j == byTask {
+					x.fillQueue(r)
+				}
 			}
+		}
+		if j == byTask {
+			g[0].finishQueue()
+			g[1].finishQueue()
 		}
 		g[0].finishGrouping(j)
 		g[1].finishGrouping(j)
@@ -497,10 +507,12 @@ type grouper struct {
 	name     func(timeline.CommID) string // a comm id's name
 	tasks    []timeline.Task              // the task instances, for their pids
 
-	st                LatencyStats
-	ctx               [timeline.CtxNMI + 1]int64
-	n, nplace         int
-	all, place, queue []int64
+	st        LatencyStats
+	ctx       [timeline.CtxNMI + 1]int64
+	n, nplace int
+	// all holds the complete samples' durations, delays their placement
+	// delays, then their queue delays (one array for both, in turn).
+	all, delays []int64
 }
 
 func newGrouper(ntask, ncomm, ncpu int, preempt bool) *grouper {
@@ -621,29 +633,28 @@ func (g *grouper) group(j int, r *sampleRec) *groupAcc {
 }
 
 // allocOverall sizes the durations of every complete sample and the
-// placement and queue delays.
+// placement delays.
 func (g *grouper) allocOverall() {
 	g.all = make([]int64, 0, g.n)
-	g.place = make([]int64, 0, g.nplace)
-	g.queue = make([]int64, 0, g.nplace)
+	g.delays = make([]int64, 0, g.nplace)
 }
 
-// fillOverall adds complete sample r's duration (and delays) overall.
+// fillOverall adds complete sample r's duration (and placement delay)
+// overall.
 func (g *grouper) fillOverall(r *sampleRec) {
 	g.all = append(g.all, r.dur)
 	if r.split() {
-		g.place = append(g.place, r.place)
-		g.queue = append(g.queue, r.dur-r.place)
+		g.delays = append(g.delays, r.place)
 	}
 }
 
-// finishOverall computes the overall distributions and lets go of the
-// delays (the caller reuses the durations' array).
+// finishOverall computes the overall and placement distributions (the
+// caller reuses the durations' array, fillQueue the delays').
 func (g *grouper) finishOverall() {
 	st := &g.st
 	st.Overall = distOf(g.all, true)
-	st.Placement, st.Queue = distOf(g.place, true), distOf(g.queue, true)
-	g.place, g.queue = nil, nil
+	st.Placement = distOf(g.delays, true)
+	g.delays = g.delays[:0]
 	if !g.preempt {
 		st.ByContext = map[string]int64{}
 		for c, n := range g.ctx {
@@ -652,6 +663,19 @@ func (g *grouper) finishOverall() {
 			}
 		}
 	}
+}
+
+// fillQueue adds complete sample r's queue delay.
+func (g *grouper) fillQueue(r *sampleRec) {
+	if r.split() {
+		g.delays = append(g.delays, r.dur-r.place)
+	}
+}
+
+// finishQueue computes the queue distribution and lets go of the delays.
+func (g *grouper) finishQueue() {
+	g.st.Queue = distOf(g.delays, true)
+	g.delays = nil
 }
 
 // carve gives every group of grouping j its slice of back, which must
