@@ -76,15 +76,14 @@ type Inferrer struct {
 	idle []blockLog[span]
 	logs []taskLog
 	// A long wait waits in pending, in the order the walk closed them,
-	// until every CPU has ended a span at or after its end (front, for
-	// the CPUs in follow: those with events). Then the idle stretches
+	// until every CPU has ended a span at or after its end (front). Then
+	// the idle stretches
 	// through it are known: one with no CPU but the task's next idle for
 	// MinIdle of it (a quiet wait, nearly all on a busy machine) can be no
 	// evidence, so it is counted and not logged. due is how many pending
 	// waits make decideWaits run.
 	pending []pendingWait
-	front   []timeline.Time
-	follow  []int
+	front   *timeline.Frontier
 	due     int
 }
 
@@ -159,13 +158,7 @@ func (l *blockLog[T]) bytes() int {
 // for a streamed walk).
 func NewInferrer(tl *timeline.Timeline, o InferOptions) *Inferrer {
 	in := &Inferrer{o: o.withDefaults(), ncpu: tl.NCPU, idle: make([]blockLog[span], tl.NCPU),
-		front: make([]timeline.Time, tl.NCPU), due: decideEvery}
-	for cpu := range in.front {
-		in.front[cpu] = math.MinInt64
-		if cpu < len(tl.CPUFirst) && tl.CPUFirst[cpu] != timeline.NoTime {
-			in.follow = append(in.follow, cpu)
-		}
-	}
+		front: timeline.NewFrontier(tl), due: decideEvery}
 	in.Events(tl)
 	return in
 }
@@ -181,9 +174,7 @@ func (in *Inferrer) Events(tl *timeline.Timeline) {
 
 // Span logs one span of the walk.
 func (in *Inferrer) Span(s *timeline.Span) {
-	if s.State == timeline.SpanRunning && s.CPU >= 0 && int(s.CPU) < len(in.front) && s.End > in.front[s.CPU] {
-		in.front[s.CPU] = s.End
-	}
+	in.front.Span(s)
 	if in.ncpu <= 1 || s.Task == timeline.NoTask || s.CPU < 0 || int(s.CPU) >= in.ncpu {
 		return // unknown task, or a wait cut before its switch-in
 	}
@@ -213,23 +204,10 @@ func (in *Inferrer) Span(s *timeline.Span) {
 		}
 		in.pending = append(in.pending, pendingWait{task: s.Task, w: w})
 		if len(in.pending) >= in.due {
-			in.decideWaits(in.frontier())
+			in.decideWaits(in.front.Time())
 			in.due = max(decideEvery, len(in.pending))
 		}
 	}
-}
-
-// frontier returns the time before which no idle stretch is still to
-// come: the earliest latest span end of the CPUs followed.
-func (in *Inferrer) frontier() timeline.Time {
-	if len(in.follow) == 0 {
-		return math.MinInt64
-	}
-	f := timeline.Time(math.MaxInt64)
-	for _, cpu := range in.follow {
-		f = min(f, in.front[cpu])
-	}
-	return f
 }
 
 // decideWaits logs the pending long waits that end at or before f and

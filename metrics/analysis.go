@@ -341,8 +341,8 @@ func (c *collector) finish(a *Analysis, ws timeline.WalkStats, opts Options) *An
 	c.makeRecs()
 	c.nameSamples()
 	// The latency distributions and the interval sweep read the samples
-	// independently (the sweep writes only Sample.IdleCPUNs, which the
-	// distributions do not read): run them side by side.
+	// independently (the sweep writes only their records' idleNs, which
+	// the distributions do not read): run them side by side.
 	//
 	// Between the phases a collection frees what the one before left: the
 	// heap goal, twice the live heap (the collector's lists, sized for the
@@ -703,7 +703,7 @@ func (c *collector) Events(chunk *timeline.Timeline) {
 // Span is the Walk callback.
 func (c *collector) Span(s *timeline.Span) {
 	if c.prune != nil {
-		c.prune.span(s)
+		c.prune.front.Span(s)
 	}
 	if s.Task == timeline.NoTask {
 		return // a CPU whose running task is unknown: neither idle nor busy

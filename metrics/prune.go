@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -36,12 +35,9 @@ import (
 // while a CPU that has events has not yet ended a span (a CPU running one
 // task for long holds the frontier back).
 type pruner struct {
-	front []timeline.Time // per CPU: end of its latest span; minTime before any
-	// follow lists the CPUs the frontier waits for: those with events in
-	// the trace and a place in the topology.
-	follow []int
-	union  []interval // the idle segments collected, merged, sorted
-	nIdle  int        // c.idles[:nIdle] are in union
+	front *timeline.Frontier
+	union []interval // the idle segments collected, merged, sorted
+	nIdle int        // c.idles[:nIdle] are in union
 	// runs[:runAt] and waits[:waitAt] are decided (kept); due is how many
 	// undecided runs and waits make decide run again.
 	runAt, waitAt int
@@ -58,37 +54,8 @@ type pruner struct {
 // and wait, and set 0 to decide nothing (every one kept to the end).
 var pruneEvery = 1 << 16
 
-const minTime = timeline.Time(math.MinInt64)
-
 func newPruner(tl *timeline.Timeline, ncpu, ntask int) *pruner {
-	p := &pruner{front: make([]timeline.Time, ncpu), cpuRunNs: make([]int64, ncpu), taskRunNs: make([]int64, ntask), due: pruneEvery}
-	for cpu := range p.front {
-		p.front[cpu] = minTime
-		if cpu < len(tl.CPUFirst) && tl.CPUFirst[cpu] != timeline.NoTime {
-			p.follow = append(p.follow, cpu)
-		}
-	}
-	return p
-}
-
-// span moves the frontier of span s's CPU.
-func (p *pruner) span(s *timeline.Span) {
-	if s.State == timeline.SpanRunning && s.CPU >= 0 && int(s.CPU) < len(p.front) && s.End > p.front[s.CPU] {
-		p.front[s.CPU] = s.End
-	}
-}
-
-// frontier returns F: no idle segment to come starts before it. With no
-// CPU to follow (a Timeline without its per-CPU figures) nothing is known.
-func (p *pruner) frontier() timeline.Time {
-	if len(p.follow) == 0 {
-		return minTime
-	}
-	f := timeline.Time(math.MaxInt64)
-	for _, cpu := range p.follow {
-		f = min(f, p.front[cpu])
-	}
-	return f
+	return &pruner{front: timeline.NewFrontier(tl), cpuRunNs: make([]int64, ncpu), taskRunNs: make([]int64, ntask), due: pruneEvery}
 }
 
 // maybeDecide decides when enough runs and waits wait for it; Span calls
@@ -104,8 +71,8 @@ func (c *collector) maybeDecide() {
 // frontier (see pruner).
 func (c *collector) decide() {
 	p := c.prune
-	f := p.frontier()
-	if f == minTime {
+	f := p.front.Time() // no idle segment to come starts before it
+	if f == timeline.NoTime {
 		return
 	}
 	p.mergeIdle(c.idles)
@@ -166,7 +133,7 @@ func (p *pruner) drop(c *collector, r *runSeg) {
 		return
 	}
 	if p.bins == nil {
-		p.bins = make([][]int64, len(p.front))
+		p.bins = make([][]int64, len(p.cpuRunNs))
 		for cpu := range p.bins {
 			p.bins[cpu] = make([]int64, StripBins)
 		}
