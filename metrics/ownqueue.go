@@ -148,7 +148,8 @@ func ownQueueList(opts Options) int64 {
 	return opts.OwnQueueList
 }
 
-// oqSpan is an interval of one CPU in the own-queue sweep.
+// oqSpan is an interval of one CPU in the own-queue sweep; a window's
+// is inferred when a wait with an inferred runqueue lies in it.
 type oqSpan struct {
 	start, end timeline.Time
 	inferred   bool
@@ -233,12 +234,26 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 			idles = append(idles, oqSpan{start: c.idles[i].start, end: c.idles[i].end})
 		}
 		idles = mergeSpans(idles)
-		var queued []oqSpan // merged as they come: far fewer than the waits
+		// The waits' union, merged as they come (far fewer than the
+		// waits), and the union of those whose runqueue is inferred: a
+		// window is inferred where one of those lies in it.
+		var queued []oqSpan
+		var inferred []interval
 		for _, i := range waitOn[cpu] {
 			w := &c.waits[i]
-			queued = appendMerged(queued, oqSpan{start: w.start, end: w.end, inferred: w.inferred})
+			queued = appendMerged(queued, oqSpan{start: w.start, end: w.end})
+			if w.inferred {
+				if k := len(inferred); k > 0 && w.start <= inferred[k-1].end {
+					inferred[k-1].end = max(inferred[k-1].end, w.end)
+				} else {
+					inferred = append(inferred, interval{w.start, w.end})
+				}
+			}
 		}
 		wins := mergeSpans(intersectSpans(idles, queued))
+		for k := range wins {
+			wins[k].inferred = overlapsUnion(inferred, wins[k].start, wins[k].end)
+		}
 		// The waits queued at each window's start, from a cursor over the
 		// CPU's waits in start order.
 		waits := waitOn[cpu]
@@ -302,8 +317,7 @@ func (c *collector) ownQueue(opts Options, cookies map[timeline.TID]uint64, mark
 	return oq
 }
 
-// mergeSpans merges sorted spans that overlap or touch; a merged span is
-// inferred if any part was.
+// mergeSpans merges sorted spans that overlap or touch.
 func mergeSpans(s []oqSpan) []oqSpan {
 	out := s[:0]
 	for _, x := range s {
@@ -317,21 +331,19 @@ func mergeSpans(s []oqSpan) []oqSpan {
 func appendMerged(out []oqSpan, x oqSpan) []oqSpan {
 	if k := len(out); k > 0 && x.start <= out[k-1].end {
 		out[k-1].end = max(out[k-1].end, x.end)
-		out[k-1].inferred = out[k-1].inferred || x.inferred
 		return out
 	}
 	return append(out, x)
 }
 
-// intersectSpans intersects two sorted lists of disjoint spans; the
-// result carries b's inferred flag.
+// intersectSpans intersects two sorted lists of disjoint spans.
 func intersectSpans(a, b []oqSpan) []oqSpan {
 	var out []oqSpan
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		s, e := max(a[i].start, b[j].start), min(a[i].end, b[j].end)
 		if e > s {
-			out = append(out, oqSpan{start: s, end: e, inferred: b[j].inferred})
+			out = append(out, oqSpan{start: s, end: e})
 		}
 		if a[i].end < b[j].end {
 			i++
