@@ -30,10 +30,8 @@ import (
 //     sweepEvents' own selection.
 //
 // Not decided: runs on asymmetric topologies (misfit needs every run),
-// waits whose runqueue is inferred (an own-queue window is flagged
-// inferred when any wait merged into its queued span was), and anything
-// while a CPU that has events has not yet ended a span (a CPU running one
-// task for long holds the frontier back).
+// and anything while a CPU that has events has not yet ended a span (a
+// CPU running one task for long holds the frontier back).
 type pruner struct {
 	front *timeline.Frontier
 	union []interval // the idle segments collected, merged, sorted
@@ -81,7 +79,7 @@ func (c *collector) decide() {
 	}
 	w, i := p.waitAt, p.waitAt
 	for ; i < len(c.waits) && c.waits[i].end <= f; i++ {
-		if ws := &c.waits[i]; ws.inferred || p.overlapsIdle(ws.start, ws.end) {
+		if ws := &c.waits[i]; p.overlapsIdle(ws.start, ws.end) {
 			c.waits[w] = *ws
 			w++
 		}
