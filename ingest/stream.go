@@ -84,8 +84,8 @@ func streamLimit(max int64) (int64, string) {
 // StreamWalk is the second read of a streamed analysis: it reads ld's
 // trace again and walks its events (timeline.NewStreamWalk), handing each
 // closed Span to emit and each chunk of events to onChunk (nil: none).
-// On return ld.Timeline has its task instances, inconsistencies and
-// comms, and ld.Meta is the reader's, as if loaded. It fails when the read
+// ld.Timeline takes this read's comms before the walk, and on return has
+// its task instances and inconsistencies, and ld.Meta is the reader's, as if loaded. It fails when the read
 // does not give the events the first did.
 func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChunk func(*timeline.Timeline)) (timeline.WalkStats, error) {
 	s, err := Open(ld.Path, opts)
@@ -93,6 +93,9 @@ func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChu
 		return timeline.WalkStats{}, err
 	}
 	defer s.Close()
+	// The comms are this read's (the first did not intern them): the
+	// chunks name their tasks from its table as it grows.
+	ld.Timeline.Strings = s.Strings()
 	w, err := ld.Timeline.NewStreamWalk(emit, onChunk)
 	if err != nil {
 		return timeline.WalkStats{}, err
@@ -105,8 +108,6 @@ func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChu
 	if err != nil {
 		return ws, fmt.Errorf("%s: %w", ld.Path, err)
 	}
-	// The comms are this read's: the first did not intern them.
-	ld.Timeline.Strings = s.Strings()
 	ld.Meta = readMeta(s)
 	completeTasks(ld.Timeline, ld.Meta)
 	return ws, nil
