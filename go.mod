@@ -22,6 +22,7 @@ require (
 )
 
 require (
+	github.com/DataDog/sketches-go v1.4.8 // indirect
 	github.com/VividCortex/ewma v1.2.0 // indirect
 	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
 	github.com/andybalholm/brotli v1.3.0 // indirect

@@ -48,6 +48,12 @@ type Options struct {
 	// the distributions, windows and sums. The analysis then holds 48
 	// bytes a sample instead of 88 (a sampleRec, not a Sample).
 	NoSamples bool
+	// Sketch (with NoSamples): the latency percentiles are estimated from
+	// sketches (DefEstimated), into which each sample is folded once the
+	// walk has decided that no sweep reads it, so that the analysis holds
+	// the samples of the waits that overlap idle time, not every one.
+	// A streamed read asks for it unless --exact.
+	Sketch bool
 	// DropEvents: the caller reads nothing of the timeline's events after
 	// Analyze (its tasks, markers and figures stay). Analyze then drops
 	// them once its walk has ended (Timeline.DropEvents) and gives their
@@ -201,6 +207,9 @@ type collector struct {
 	// prune decides during the walk which runs and waits the sweeps will
 	// read (prune.go); nil keeps every one to the end.
 	prune *pruner
+	// fold, with Options.Sketch, holds the latency of the samples let go
+	// during the walk (fold.go).
+	fold *folder
 	// streamed: fed by a StreamWalk, whose chunks bring the task
 	// instances (Events); the placement events are kept per task from
 	// them (pending) until a span passes them, every task's samples are
@@ -465,6 +474,9 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	if pruneEvery > 0 {
 		c.prune = newPruner(tl, ncpu, len(c.match))
 	}
+	if opts.Sketch && c.noSamples {
+		c.fold = newFolder(c)
+	}
 	c.idles = make([]idleSeg, 0, toIdle)
 	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
 	if c.noSamples {
@@ -482,7 +494,9 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 func (c *collector) grow(tasks []timeline.Task) {
 	for id := len(c.match); id < len(tasks); id++ {
 		m := !tasks[id].Idle
-		if m && !c.streamed {
+		// A task's pid is known from the start, its names only at the
+		// walk's end.
+		if m && (!c.streamed || len(c.filter.Comms) == 0) {
 			m = c.filter.Match(c.tl, timeline.TaskID(id))
 		}
 		c.match = append(c.match, m)

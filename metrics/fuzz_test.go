@@ -29,7 +29,8 @@ func seedScenarios(f *testing.F) {
 // (checkInvariants): samples add up to Account's runnable time per task,
 // idle-with-runnable time stays within idle time, windows add up; on both
 // an SMT and an asymmetric topology, with and without a minimum window.
-// The runs and waits decided during the walk change nothing.
+// The runs and waits decided during the walk change nothing, and nor do
+// the records folded into sketches during it.
 func FuzzAnalyze(f *testing.F) {
 	seedScenarios(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -55,6 +56,25 @@ func FuzzAnalyze(f *testing.F) {
 				recs, racc := mustAnalyzeAccount(t, tl, opts)
 				if d := analysisDiffs(withoutSamples(a), acc, recs, racc); d != nil {
 					t.Fatalf("%s, min window %d: no samples: %v differ", preset, minWin, d)
+				}
+				// Folding records into the sketches during the walk gives
+				// the analysis of sketching them after it, and that is the
+				// exact one but for percentiles within their bound.
+				opts.Sketch = true
+				var sk, all *Analysis
+				var sacc, aacc *Accounting
+				withPruneEvery(1, func() { sk, sacc = mustAnalyzeAccount(t, tl, opts) })
+				withPruneEvery(0, func() { all, aacc = mustAnalyzeAccount(t, tl, opts) })
+				if d := analysisDiffs(all, aacc, sk, sacc); d != nil {
+					t.Fatalf("%s, min window %d: folding: %v differ", preset, minWin, d)
+				}
+				if d := analysisDiffs(recs, racc, sk, sacc); len(d) > 1 || len(d) == 1 && d[0] != "Latency" {
+					t.Fatalf("%s, min window %d: sketching: %v differ", preset, minWin, d)
+				}
+				for k, pair := range [2][2]*LatencyStats{{&recs.Latency.Wakeup, &sk.Latency.Wakeup}, {&recs.Latency.Preempt, &sk.Latency.Preempt}} {
+					if err := withinBound(pair[0].Overall, pair[1].Overall); err != nil {
+						t.Fatalf("%s, min window %d, kind %d: %v", preset, minWin, k, err)
+					}
 				}
 				checkInvariants(t, tl, a)
 				for _, s := range a.Latency.Samples {

@@ -752,6 +752,9 @@ func (c *collector) idle(sw *sweepResult, opts Options) *Idle {
 		if !a.valid {
 			continue
 		}
+		if c.fold != nil && i < len(c.fold.runnable) {
+			a.cr.RunnableNs += c.fold.runnable[i] // the folded records'
+		}
 		if a.cr.Affinity == affinity.Assumed && a.cr.RanOn >= 0 && a.cr.Waits >= int64(minWaits) {
 			a.cr.Affinity = affinity.PossiblyPinned
 			c.affSrc[i] = affinity.PossiblyPinned

@@ -220,7 +220,14 @@ type Dist struct {
 	P999Ns int64
 	MaxNs  int64
 	Hist   Histogram
+	// Estimated has bit i set when percentile i (P50, P90, P99, P999)
+	// is estimated from a sketch's bucket (DefEstimated), not exact.
+	Estimated uint8
 }
+
+// EstimatedAt reports whether percentile i (0 P50, 1 P90, 2 P99, 3 P999)
+// is estimated.
+func (d *Dist) EstimatedAt(i int) bool { return d.Estimated&(1<<i) != 0 }
 
 // rank returns the nearest-rank percentile (per mille) of sorted.
 func rank(sorted []int64, perMille int) int64 {
@@ -242,6 +249,7 @@ func distOf(vals []int64, hist bool) Dist {
 	if n == 0 {
 		return d
 	}
+	d.MaxNs = vals[0]
 	for _, v := range vals {
 		d.SumNs += v
 		d.MaxNs = max(d.MaxNs, v)
@@ -363,6 +371,20 @@ type CensorCounts struct {
 	Window   int64
 }
 
+// add counts censored sample r.
+func (cc *CensorCounts) add(r *sampleRec) {
+	cc.Count++
+	cc.Ns += r.dur
+	switch r.censored() {
+	case CensoredTraceEnd:
+		cc.TraceEnd++
+	case CensoredGap:
+		cc.Gap++
+	case CensoredWindow:
+		cc.Window++
+	}
+}
+
 // LatencyStats is the summary of one kind of wait.
 type LatencyStats struct {
 	Overall   Dist
@@ -379,6 +401,22 @@ type LatencyStats struct {
 	// FromWakeup counts wakeup samples that start at sched_wakeup because
 	// no sched_waking was traced for them.
 	FromWakeup int64
+}
+
+// Estimated reports whether some distribution's percentiles are
+// estimated (Dist.Estimated).
+func (st *LatencyStats) Estimated() bool {
+	if st.Overall.Estimated|st.Placement.Estimated|st.Queue.Estimated != 0 {
+		return true
+	}
+	for _, gs := range [][]GroupDist{st.ByTask, st.ByComm, st.ByClass, st.ByCPU} {
+		for i := range gs {
+			if gs[i].Dist.Estimated != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Latency is the wakeup-latency and preemption-wait metric.
@@ -419,6 +457,15 @@ func (c *collector) latency() *Latency {
 			l.WakeupsOfRunning += int64(c.walk.WakeupsOfRunningBy[id])
 			l.WakeupsOfQueued += int64(c.walk.WakeupsOfQueuedBy[id])
 		}
+	}
+	if f := c.fold; f != nil {
+		for i := range c.recs {
+			r := &c.recs[i]
+			f.kinds[kindOf(r)].add(r, r.comm)
+		}
+		l.Wakeup = f.kinds[0].stats(c.tl, c.topo.NCPU())
+		l.Preempt = f.kinds[1].stats(c.tl, c.topo.NCPU())
+		return l
 	}
 	ntask, ncomm, ncpu := len(c.tl.Tasks), c.tl.Strings.Len(), c.topo.NCPU()
 	g := [2]*grouper{newGrouper(ntask, ncomm, ncpu, false), newGrouper(ntask, ncomm, ncpu, true)}
@@ -539,22 +586,12 @@ func (g *grouper) count(r *sampleRec) {
 		if g.taskName != nil {
 			name = g.taskName(r.task)
 		}
-		pid := g.tasks[r.task].PID
-		ta = &groupAcc{g: GroupDist{Key: strconv.Itoa(int(pid)) + "/" + name, Task: r.task, PID: pid, Comm: name, CPU: timeline.NoCPU}}
+		ta = &groupAcc{g: taskGroup(r.task, g.tasks[r.task].PID, name)}
 		g.groupsByTask[r.task] = ta
 		g.lTasks = append(g.lTasks, ta)
 	}
 	if r.censored() != CensoredNone {
-		st.Censored.Count++
-		st.Censored.Ns += r.dur
-		switch r.censored() {
-		case CensoredTraceEnd:
-			st.Censored.TraceEnd++
-		case CensoredGap:
-			st.Censored.Gap++
-		case CensoredWindow:
-			st.Censored.Window++
-		}
+		st.Censored.add(r)
 		ta.g.Censored++
 		ta.g.CensoredNs += r.dur
 		return
@@ -563,8 +600,7 @@ func (g *grouper) count(r *sampleRec) {
 	ta.n++
 	ca := g.comms[r.comm]
 	if ca == nil {
-		name := g.name(r.comm)
-		ca = &groupAcc{g: GroupDist{Key: name, Task: timeline.NoTask, Comm: name, CPU: timeline.NoCPU}}
+		ca = &groupAcc{g: commGroup(g.name(r.comm))}
 		g.comms[r.comm] = ca
 		g.lComms = append(g.lComms, ca)
 	}
@@ -572,7 +608,7 @@ func (g *grouper) count(r *sampleRec) {
 	p := prioSlot(r.prio)
 	pa := g.classes[p]
 	if pa == nil {
-		pa = &groupAcc{g: GroupDist{Key: PrioClass(int16(p - 1)), Task: timeline.NoTask, CPU: timeline.NoCPU}}
+		pa = &groupAcc{g: classGroup(p)}
 		g.classes[p] = pa
 		g.lClasses = append(g.lClasses, pa)
 	}
@@ -580,7 +616,7 @@ func (g *grouper) count(r *sampleRec) {
 	if r.cpu >= 0 && int(r.cpu) < len(g.cpus) {
 		xa := g.cpus[r.cpu]
 		if xa == nil {
-			xa = &groupAcc{g: GroupDist{Key: "cpu " + strconv.Itoa(int(r.cpu)), Task: timeline.NoTask, CPU: r.cpu}}
+			xa = &groupAcc{g: cpuGroup(r.cpu)}
 			g.cpus[r.cpu] = xa
 			g.lCPUs = append(g.lCPUs, xa)
 		}
@@ -592,6 +628,24 @@ func (g *grouper) count(r *sampleRec) {
 	if !g.preempt && int(r.wakerCtx()) < len(g.ctx) {
 		g.ctx[r.wakerCtx()]++
 	}
+}
+
+// The heads of the groups (their keys and what they are of).
+func taskGroup(id timeline.TaskID, pid timeline.TID, name string) GroupDist {
+	return GroupDist{Key: strconv.Itoa(int(pid)) + "/" + name, Task: id, PID: pid, Comm: name, CPU: timeline.NoCPU}
+}
+
+func commGroup(name string) GroupDist {
+	return GroupDist{Key: name, Task: timeline.NoTask, Comm: name, CPU: timeline.NoCPU}
+}
+
+// classGroup heads the group of prioSlot p.
+func classGroup(p int) GroupDist {
+	return GroupDist{Key: PrioClass(int16(p - 1)), Task: timeline.NoTask, CPU: timeline.NoCPU}
+}
+
+func cpuGroup(cpu timeline.CPU) GroupDist {
+	return GroupDist{Key: "cpu " + strconv.Itoa(int(cpu)), Task: timeline.NoTask, CPU: cpu}
 }
 
 // The groupings of a grouper, in the order they are dealt.
@@ -656,13 +710,19 @@ func (g *grouper) finishOverall() {
 	st.Placement = distOf(g.delays, true)
 	g.delays = g.delays[:0]
 	if !g.preempt {
-		st.ByContext = map[string]int64{}
-		for c, n := range g.ctx {
-			if n > 0 {
-				st.ByContext[timeline.Context(c).String()] = n
-			}
+		st.ByContext = contextCounts(&g.ctx)
+	}
+}
+
+// contextCounts names the non-zero counts of wakers' contexts.
+func contextCounts(ctx *[timeline.CtxNMI + 1]int64) map[string]int64 {
+	m := map[string]int64{}
+	for c, n := range ctx {
+		if n > 0 {
+			m[timeline.Context(c).String()] = n
 		}
 	}
+	return m
 }
 
 // fillQueue adds complete sample r's queue delay.
@@ -697,11 +757,27 @@ func (g *grouper) fill(j int, r *sampleRec) {
 // finishGrouping computes the distributions of grouping j's groups and
 // lets go of their durations.
 func (g *grouper) finishGrouping(j int) {
-	st := &g.st
 	m := g.groups(j)
+	out := make([]GroupDist, len(m))
+	for i, a := range m {
+		if int64(len(a.durs)) == g.st.Overall.Count {
+			// The group holds every sample: its figures are the overall ones.
+			a.g.Dist = g.st.Overall
+			a.g.Dist.Hist = nil
+		} else {
+			a.g.Dist = distOf(a.durs, false)
+		}
+		a.durs = nil
+		out[i] = a.g
+	}
+	g.st.setGrouping(j, out)
+}
+
+// setGrouping sorts the groups of grouping j and sets them.
+func (st *LatencyStats) setGrouping(j int, gs []GroupDist) {
 	switch j {
 	case byTask:
-		st.ByTask = finish(m, st.Overall, func(a, b *GroupDist) int {
+		slices.SortFunc(gs, func(a, b GroupDist) int {
 			if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
 				return c
 			}
@@ -710,20 +786,21 @@ func (g *grouper) finishGrouping(j int) {
 			}
 			return cmp.Compare(a.Task, b.Task)
 		})
+		st.ByTask = gs
 	case byComm:
-		st.ByComm = finish(m, st.Overall, func(a, b *GroupDist) int {
+		slices.SortFunc(gs, func(a, b GroupDist) int {
 			if c := cmp.Compare(b.Dist.MaxNs, a.Dist.MaxNs); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.Comm, b.Comm)
 		})
+		st.ByComm = gs
 	case byClass:
-		st.ByClass = finish(m, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(classOrder(a.Key), classOrder(b.Key)) })
+		slices.SortFunc(gs, func(a, b GroupDist) int { return cmp.Compare(classOrder(a.Key), classOrder(b.Key)) })
+		st.ByClass = gs
 	case byCPU:
-		st.ByCPU = finish(m, st.Overall, func(a, b *GroupDist) int { return cmp.Compare(a.CPU, b.CPU) })
-	}
-	for _, a := range m {
-		a.durs = nil
+		slices.SortFunc(gs, func(a, b GroupDist) int { return cmp.Compare(a.CPU, b.CPU) })
+		st.ByCPU = gs
 	}
 }
 
@@ -745,22 +822,4 @@ func cutInt(s, prefix string) (int, bool) {
 	}
 	v, err := strconv.Atoi(s[len(prefix):])
 	return v, err == nil
-}
-
-func finish(m []*groupAcc, overall Dist, less func(a, b *GroupDist) int) []GroupDist {
-	for _, a := range m {
-		if int64(len(a.durs)) == overall.Count {
-			// The group holds every sample: its figures are the overall ones.
-			a.g.Dist = overall
-			a.g.Dist.Hist = nil
-			continue
-		}
-		a.g.Dist = distOf(a.durs, false)
-	}
-	slices.SortFunc(m, func(a, b *groupAcc) int { return less(&a.g, &b.g) })
-	out := make([]GroupDist, len(m))
-	for i, a := range m {
-		out[i] = a.g
-	}
-	return out
 }

@@ -77,7 +77,8 @@ func (c *collector) decide() {
 	if !c.asym {
 		c.decideRuns(f)
 	}
-	w, i := p.waitAt, p.waitAt
+	from := p.waitAt
+	w, i := from, from
 	for ; i < len(c.waits) && c.waits[i].end <= f; i++ {
 		if ws := &c.waits[i]; p.overlapsIdle(ws.start, ws.end) {
 			c.waits[w] = *ws
@@ -86,6 +87,9 @@ func (c *collector) decide() {
 	}
 	c.waits = c.waits[:w+copy(c.waits[w:], c.waits[i:])]
 	p.waitAt = w
+	if c.fold != nil {
+		c.foldRecs(from)
+	}
 }
 
 // decideRuns keeps or drops the runs ending at or before f, and moves the

@@ -55,10 +55,15 @@ func TestStreamedAnalysisSameAsLoaded(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					// In chunks of 7 the analysis keeps no Sample.
+					// In chunks of 7 the analysis keeps no Sample; in chunks
+					// of 1000 it sketches, as a loaded one that sketches.
 					sopts, swant := opts, want
-					if chunk == 7 {
+					switch chunk {
+					case 7:
 						sopts.NoSamples, swant = true, withoutSamples(want)
+					case 1000:
+						sopts.NoSamples, sopts.Sketch = true, true
+						swant = sketched(t, ld.Timeline, lopts)
 					}
 					got, gotAcc, gotAff := streamedAnalysis(t, sum.Timeline, sopts, want.Window, func(sinks metrics.Sinks) (timeline.WalkStats, error) {
 						return ingest.StreamWalk(sum, ingest.Options{}, sinks.Span, sinks.Events)
@@ -104,10 +109,15 @@ func FuzzStreamedAnalysis(f *testing.F) {
 			for _, chunk := range []int{1, 3} {
 				restore := timeline.SetStreamChunk(chunk)
 				sum := buildFuzzed(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
-				// In chunks of 3 the analysis keeps no Sample.
+				// In chunks of 3 the analysis keeps no Sample, and
+				// sketches with a pid filter.
 				sopts, swant := opts, want
 				if chunk == 3 {
 					sopts.NoSamples, swant = true, withoutSamples(want)
+					if len(flt.PIDs) > 0 {
+						sopts.Sketch = true
+						swant = sketched(t, tl, lopts)
+					}
 				}
 				got, gotAcc, gotAff := streamedAnalysis(t, sum, sopts, want.Window, func(sinks metrics.Sinks) (timeline.WalkStats, error) {
 					w, err := sum.NewStreamWalk(sinks.Span, sinks.Events)
@@ -126,6 +136,17 @@ func FuzzStreamedAnalysis(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sketched returns the loaded analysis of tl with opts, sketching.
+func sketched(t *testing.T, tl *timeline.Timeline, opts metrics.Options) *metrics.Analysis {
+	t.Helper()
+	opts.NoSamples, opts.Sketch = true, true
+	a, err := metrics.Analyze(tl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // withoutSamples returns a with no Latency.Samples.
