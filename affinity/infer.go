@@ -135,13 +135,12 @@ func (l *blockLog[T]) last() *T {
 	return &b[len(b)-1]
 }
 
-// all returns the entries in one slice.
-func (l *blockLog[T]) all() []T {
-	out := make([]T, 0, l.n)
+// appendTo appends the entries to dst.
+func (l *blockLog[T]) appendTo(dst []T) []T {
 	for _, b := range l.blocks {
-		out = append(out, b...)
+		dst = append(dst, b...)
 	}
-	return out
+	return dst
 }
 
 // bytes is the memory the log holds.
@@ -251,7 +250,7 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 	idle := make([][]span, len(idleLog))
 	for cpu := range idleLog {
 		logged += idleLog[cpu].bytes()
-		idle[cpu] = idleLog[cpu].all()
+		idle[cpu] = idleLog[cpu].appendTo(make([]span, 0, idleLog[cpu].n))
 	}
 	idleLog = nil
 	for i := range logs {
@@ -261,6 +260,7 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 	// of it.
 	var infs []Inference
 	var waits []wait
+	var runs []run // one task's at a time, in one array (copies per task came to the logs' size as garbage)
 	for id := range logs {
 		lg := &logs[id]
 		if lg.waits.n < o.MinWaits || skip != nil && skip(timeline.TaskID(id)) {
@@ -281,7 +281,8 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 		}
 		// Pass 3: stretches.
 		var ch []Change
-		for _, st := range stretches(lg.runs.all(), waits, int(lg.total), o) {
+		runs = lg.runs.appendTo(runs[:0])
+		for _, st := range stretches(runs, waits, int(lg.total), o) {
 			if st.cpus.Empty() {
 				if len(ch) > 0 {
 					ch = append(ch, Change{At: st.from, Source: Assumed}) // free again
@@ -310,7 +311,7 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 		// arrays an analysis allocates next cannot reuse them: returned to
 		// the system, they do not add to its peak (report on 1.26 GB of
 		// text: 1297 -> 1091 MiB peak RSS).
-		idle, logs, waits = nil, nil, nil
+		idle, logs, waits, runs = nil, nil, nil, nil
 		debug.FreeOSMemory()
 	}
 	return out, infs
