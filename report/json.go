@@ -27,6 +27,9 @@ type DistJSON struct {
 	P999Ns    int64        `json:"p999_ns"`
 	MaxNs     int64        `json:"max_ns"`
 	Histogram []BucketJSON `json:"histogram_us"`
+	// Estimated names the percentiles estimated from a sketch
+	// (metrics.DefEstimated), not exact.
+	Estimated []string `json:"estimated,omitempty"`
 }
 
 // BucketJSON is one log2 histogram bucket: values from LoUs to HiUs
@@ -39,11 +42,23 @@ type BucketJSON struct {
 
 func distJSON(d metrics.Dist) DistJSON {
 	out := DistJSON{Count: d.Count, SumNs: d.SumNs, MeanNs: d.MeanNs, P50Ns: d.P50Ns, P90Ns: d.P90Ns, P99Ns: d.P99Ns, P999Ns: d.P999Ns,
-		MaxNs: d.MaxNs, Histogram: []BucketJSON{}}
+		MaxNs: d.MaxNs, Histogram: []BucketJSON{}, Estimated: estimatedJSON(&d, 4)}
 	for i, n := range d.Hist {
 		if n > 0 {
 			lo, hi := metrics.HistRange(i)
 			out.Histogram = append(out.Histogram, BucketJSON{lo, hi, n})
+		}
+	}
+	return out
+}
+
+// estimatedJSON names the estimated percentiles of d among its first n
+// (a task's distribution has no p99.9).
+func estimatedJSON(d *metrics.Dist, n int) []string {
+	var out []string
+	for i, key := range []string{"p50_ns", "p90_ns", "p99_ns", "p999_ns"}[:n] {
+		if d.EstimatedAt(i) {
+			out = append(out, key)
 		}
 	}
 	return out
@@ -62,6 +77,7 @@ type TaskDistJSON struct {
 	MaxNs      int64        `json:"max_ns"`
 	Censored   int64        `json:"censored"`
 	CensoredNs int64        `json:"censored_ns"`
+	Estimated  []string     `json:"estimated,omitempty"`
 }
 
 // GroupDistJSON is the distribution of a comm, class or CPU.
@@ -81,15 +97,18 @@ type CensoredJSON struct {
 
 // WaitStatsJSON is the summary of one kind of wait.
 type WaitStatsJSON struct {
-	Definition string          `json:"definition"`
-	Exactness  string          `json:"exactness"`
-	Overall    DistJSON        `json:"overall"`
-	Censored   int64           `json:"censored"`
-	CensoredBy CensoredJSON    `json:"censored_by"`
-	ByTask     []TaskDistJSON  `json:"by_task"`
-	ByComm     []GroupDistJSON `json:"by_comm"`
-	ByClass    []GroupDistJSON `json:"by_class"`
-	ByCPU      []GroupDistJSON `json:"by_cpu"`
+	Definition string `json:"definition"`
+	// Exactness: "exact", or "estimated" when some distribution's
+	// percentiles are (EstimatedDef says how).
+	Exactness    string          `json:"exactness"`
+	EstimatedDef string          `json:"estimated_definition,omitempty"`
+	Overall      DistJSON        `json:"overall"`
+	Censored     int64           `json:"censored"`
+	CensoredBy   CensoredJSON    `json:"censored_by"`
+	ByTask       []TaskDistJSON  `json:"by_task"`
+	ByComm       []GroupDistJSON `json:"by_comm"`
+	ByClass      []GroupDistJSON `json:"by_class"`
+	ByCPU        []GroupDistJSON `json:"by_cpu"`
 }
 
 // LatencyJSON is `schedlens latency --format json` and the "latency"
@@ -113,7 +132,7 @@ func waitStats(st *metrics.LatencyStats, def string) WaitStatsJSON {
 	for _, g := range st.ByTask {
 		d := g.Dist
 		out.ByTask = append(out.ByTask, TaskDistJSON{PID: g.PID, Comm: g.Comm, Count: d.Count, SumNs: d.SumNs, MeanNs: d.MeanNs,
-			P50Ns: d.P50Ns, P90Ns: d.P90Ns, P99Ns: d.P99Ns, MaxNs: d.MaxNs, Censored: g.Censored, CensoredNs: g.CensoredNs})
+			P50Ns: d.P50Ns, P90Ns: d.P90Ns, P99Ns: d.P99Ns, MaxNs: d.MaxNs, Censored: g.Censored, CensoredNs: g.CensoredNs, Estimated: estimatedJSON(&d, 3)})
 	}
 	for _, x := range []struct {
 		in  []metrics.GroupDist
@@ -122,6 +141,9 @@ func waitStats(st *metrics.LatencyStats, def string) WaitStatsJSON {
 		for _, g := range x.in {
 			*x.out = append(*x.out, GroupDistJSON{Key: g.Key, DistJSON: distJSON(g.Dist)})
 		}
+	}
+	if st.Estimated() {
+		out.Exactness, out.EstimatedDef = "estimated", metrics.DefEstimated
 	}
 	return out
 }

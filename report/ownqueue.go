@@ -20,7 +20,7 @@ func (r *writer) ownQueue(detail bool) {
 	d := oq.Durations
 	rows := [][2]string{{"own queue", fmt.Sprintf("%s ms (%s of idle) in %d window%s", msf(oq.TotalNs), pct(oq.TotalNs, r.a.Idle.TotalIdleNs), oq.Count, plural(int(oq.Count)))}}
 	if d.Count > 0 {
-		rows = append(rows, [2]string{"windows", fmt.Sprintf("p50 %s us, p99 %s us, max %s ms (%d complete)", usf(d.P50Ns), usf(d.P99Ns), msf(d.MaxNs), d.Count)})
+		rows = append(rows, [2]string{"windows", fmt.Sprintf("p50 %s us, p99 %s us, max %s ms (%d complete)", pctl(&d, 0), pctl(&d, 2), msf(d.MaxNs), d.Count)})
 	}
 	if oq.CensoredWindows > 0 {
 		rows = append(rows, [2]string{"censored", fmt.Sprintf("%d windows, %s ms, cut by the window edge, the trace end or a gap", oq.CensoredWindows, msf(oq.CensoredNs))})

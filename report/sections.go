@@ -235,7 +235,17 @@ func (r *writer) topTasks() {
 // distRow formats a distribution as table cells: count, mean, p50, p90,
 // p99, p99.9, max (usecs).
 func distRow(name string, d metrics.Dist) []string {
-	return []string{name, strconv.FormatInt(d.Count, 10), usf(d.MeanNs), usf(d.P50Ns), usf(d.P90Ns), usf(d.P99Ns), usf(d.P999Ns), usf(d.MaxNs)}
+	return []string{name, strconv.FormatInt(d.Count, 10), usf(d.MeanNs), pctl(&d, 0), pctl(&d, 1), pctl(&d, 2), pctl(&d, 3), usf(d.MaxNs)}
+}
+
+// pctl formats percentile i of d (0 P50, 1 P90, 2 P99, 3 P999), "~"
+// before it when it is estimated.
+func pctl(d *metrics.Dist, i int) string {
+	v := [4]int64{d.P50Ns, d.P90Ns, d.P99Ns, d.P999Ns}[i]
+	if d.EstimatedAt(i) {
+		return "~" + usf(v)
+	}
+	return usf(v)
 }
 
 var distHeader = []string{"", "count", "mean", "p50", "p90", "p99", "p99.9", "max"}
@@ -294,8 +304,8 @@ func (r *writer) latency(detail bool) {
 		if g.Dist.Count == 0 && g.Censored == 0 {
 			continue
 		}
-		tt.Add(strconv.Itoa(int(g.PID)), r.comm(g.Comm), strconv.FormatInt(g.Dist.Count, 10), usf(g.Dist.MeanNs), usf(g.Dist.P50Ns),
-			usf(g.Dist.P99Ns), usf(g.Dist.MaxNs), strconv.FormatInt(g.Censored, 10))
+		tt.Add(strconv.Itoa(int(g.PID)), r.comm(g.Comm), strconv.FormatInt(g.Dist.Count, 10), usf(g.Dist.MeanNs), pctl(&g.Dist, 0),
+			pctl(&g.Dist, 2), usf(g.Dist.MaxNs), strconv.FormatInt(g.Censored, 10))
 	}
 	r.d.table(tt)
 	r.d.defs("cut: censored samples (trace end, gap, window edge), not in the figures")
@@ -306,8 +316,8 @@ func (r *writer) latency(detail bool) {
 			if i == n && r.in.Top > 0 {
 				break
 			}
-			ct.Add(r.comm(g.Comm), strconv.FormatInt(g.Dist.Count, 10), usf(g.Dist.MeanNs), usf(g.Dist.P50Ns), usf(g.Dist.P90Ns),
-				usf(g.Dist.P99Ns), usf(g.Dist.MaxNs))
+			ct.Add(r.comm(g.Comm), strconv.FormatInt(g.Dist.Count, 10), usf(g.Dist.MeanNs), pctl(&g.Dist, 0), pctl(&g.Dist, 1),
+				pctl(&g.Dist, 2), usf(g.Dist.MaxNs))
 		}
 		r.d.table(ct)
 		r.d.title("Preemption wait by task (usecs, longest first)")
@@ -319,8 +329,8 @@ func (r *writer) latency(detail bool) {
 			if g.Dist.Count == 0 && g.Censored == 0 {
 				continue
 			}
-			pt.Add(strconv.Itoa(int(g.PID)), r.comm(g.Comm), strconv.FormatInt(g.Dist.Count, 10), usf(g.Dist.MeanNs), usf(g.Dist.P50Ns),
-				usf(g.Dist.P99Ns), usf(g.Dist.MaxNs), strconv.FormatInt(g.Censored, 10))
+			pt.Add(strconv.Itoa(int(g.PID)), r.comm(g.Comm), strconv.FormatInt(g.Dist.Count, 10), usf(g.Dist.MeanNs), pctl(&g.Dist, 0),
+				pctl(&g.Dist, 2), usf(g.Dist.MaxNs), strconv.FormatInt(g.Censored, 10))
 		}
 		r.d.table(pt)
 	}
@@ -360,6 +370,10 @@ func (r *writer) latencyNotes() {
 		if len(parts) > 1 || l.Wakeup.ByContext["unknown"] == 0 {
 			ls = append(ls, "wakers' context: "+strings.Join(parts, ", "))
 		}
+	}
+	if l.Wakeup.Estimated() || l.Preempt.Estimated() {
+		ls = append(ls, "~: a percentile estimated from logarithmic buckets (a streamed read keeps them, not every sample, "+
+			"for a group over 64 samples): within 0.5% of the exact value; counts, means and maxima are exact; --exact keeps every sample")
 	}
 	if len(ls) > 0 {
 		r.d.note(strings.Join(ls, ". ") + ".")

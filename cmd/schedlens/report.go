@@ -34,6 +34,7 @@ type analysisFlags struct {
 	ownList   time.Duration
 	top       int
 	samples   string
+	exact     bool
 }
 
 func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
@@ -41,7 +42,8 @@ func (f *analysisFlags) register(cmd *cobra.Command, samples bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.topology, "topology", "", "CPU topology: a topology.json/topology.txt file or a preset (juno-r2, smt2-<cores>, sym-<n>, ...); default: the trace's own, else a topology file next to it, else identical CPUs")
 	f.affinity.register(cmd)
-	f.registerStream(cmd)
+	f.registerStream(cmd, streamPercentiles)
+	fl.BoolVar(&f.exact, "exact", false, "with a streamed read, keep every latency sample for exact percentiles (more memory; a loaded read is always exact)")
 	fl.DurationVar(&f.minWindow, "min-window", 0, "count idle-with-runnable windows only from this length (e.g. 50us, 1ms); 0 counts all")
 	fl.DurationVar(&f.ownList, "own-queue-list", metrics.DefaultOwnQueueList*time.Nanosecond, "list idle-with-own-queue windows from this length (idle, and JSON); 0 lists all")
 	fl.IntVar(&f.top, "top", 0, "rows in ranked tables (default 10 in report; all in the section commands)")

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,7 +117,13 @@ func TestStreamSameAsLoad(t *testing.T) {
 		c := tc.args
 		t.Run(strings.Join(c, " "), func(t *testing.T) {
 			args := func(mode string) []string {
-				return append([]string{c[0], "--stream", mode}, c[1:]...)
+				out := []string{c[0], "--stream", mode}
+				if c[0] != "tasks" && c[0] != "cpus" {
+					// Exact percentiles when streamed (TestStreamEstimates:
+					// without); the reports print the command, so both.
+					out = append(out, "--exact")
+				}
+				return append(out, c[1:]...)
 			}
 			wantOut, wantErr, wantCode := execute(t, args("never")...)
 			before := streamedReads.Load()
@@ -144,5 +154,92 @@ func TestStreamSameAsLoad(t *testing.T) {
 	}
 	if _, stderr, code := execute(t, "tasks", "--stream", "sometimes", fx+"ftrace-oracle-busy/trace.txt.zst"); code != 2 || !strings.Contains(stderr, "--stream") {
 		t.Errorf("--stream sometimes: exit %d, %q", code, stderr)
+	}
+}
+
+// TestStreamEstimates: a streamed report without --exact is the loaded
+// report but for the latency percentiles of groups over 64 samples that
+// their buckets cannot give exactly, which are listed as estimated and lie
+// within 0.5% of the exact ones; the text report marks them with "~" and
+// says what they are.
+func TestStreamEstimates(t *testing.T) {
+	trace := fx + "ftrace-oracle-busy/trace.txt.zst"
+	wantOut, _, code := execute(t, "report", "--stream", "never", "--format", "json", trace)
+	if code != 0 {
+		t.Fatalf("loaded: exit %d", code)
+	}
+	gotOut, _, code := execute(t, "report", "--stream", "always", "--format", "json", trace)
+	if code != 0 {
+		t.Fatalf("streamed: exit %d", code)
+	}
+	var want, got any
+	if err := json.Unmarshal([]byte(wantOut), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(gotOut), &got); err != nil {
+		t.Fatal(err)
+	}
+	lat := got.(map[string]any)["latency"].(map[string]any)
+	if lat["exactness"] != "estimated" || lat["estimated_definition"] == nil {
+		t.Errorf("latency exactness %v, definition %v: want estimated, and said how", lat["exactness"], lat["estimated_definition"])
+	}
+	var estimated, checked int
+	var walk func(path string, w, g any)
+	walk = func(path string, w, g any) {
+		switch w := w.(type) {
+		case map[string]any:
+			gm, ok := g.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: %T, want an object", path, g)
+			}
+			est := map[string]bool{}
+			if l, ok := gm["estimated"].([]any); ok {
+				estimated++
+				for _, k := range l {
+					est[k.(string)] = true
+				}
+			}
+			for k, wv := range w {
+				gv := gm[k]
+				if est[k] {
+					checked++
+					x, e := wv.(float64), gv.(float64)
+					if math.Abs(e-x) > 0.005*math.Abs(x) {
+						t.Errorf("%s.%s: %v, want within 0.5%% of %v", path, k, e, x)
+					}
+					continue
+				}
+				walk(path+"."+k, wv, gv)
+			}
+			for k := range gm {
+				if _, ok := w[k]; !ok && k != "estimated" && k != "estimated_definition" {
+					t.Errorf("%s.%s: only in the streamed report", path, k)
+				}
+			}
+		case []any:
+			gs, ok := g.([]any)
+			if !ok || len(gs) != len(w) {
+				t.Fatalf("%s: %v, want %d items", path, g, len(w))
+			}
+			for i := range w {
+				walk(fmt.Sprintf("%s[%d]", path, i), w[i], gs[i])
+			}
+		default:
+			if path == ".latency.exactness" || path == ".latency.preemption.exactness" || path == ".command" {
+				return
+			}
+			if !reflect.DeepEqual(w, g) {
+				t.Errorf("%s: %v, want %v", path, g, w)
+			}
+		}
+	}
+	walk("", want, got)
+	t.Logf("%d distributions estimated, %d percentiles checked", estimated, checked)
+	if estimated == 0 || checked == 0 {
+		t.Error("nothing estimated")
+	}
+	text, _, _ := execute(t, "report", "--stream", "always", trace)
+	if !strings.Contains(text, "~") || !strings.Contains(text, "--exact keeps every sample") {
+		t.Errorf("the text report does not mark its estimates:\n%s", text)
 	}
 }

@@ -70,7 +70,7 @@ of its events, so that memory grows with tasks, not events.`,
 		},
 	}
 	f.register(cmd, "text|markdown|json|html")
-	f.registerStream(cmd)
+	f.registerStream(cmd, streamSame)
 	return cmd
 }
 
@@ -206,7 +206,7 @@ instead of held, as by tasks (--stream).`,
 		},
 	}
 	f.register(cmd, "text|markdown|json|html")
-	f.registerStream(cmd)
+	f.registerStream(cmd, streamSame)
 	return cmd
 }
 
