@@ -48,6 +48,11 @@ type Options struct {
 	// the distributions, windows and sums. The analysis then holds 48
 	// bytes a sample instead of 88 (a sampleRec, not a Sample).
 	NoSamples bool
+	// TaskWakeups: the analysis also gives Latency.Wakeups, each complete
+	// wakeup sample's task and duration (16 bytes), for a caller that
+	// groups them its own way (compare) without the Samples. Not with
+	// Sketch, whose folded samples are gone.
+	TaskWakeups bool
 	// Sketch (with NoSamples): the latency percentiles are estimated from
 	// sketches (DefEstimated), into which each sample is folded once the
 	// walk has decided that no sweep reads it, so that the analysis holds
@@ -237,6 +242,7 @@ type collector struct {
 	samples   []Sample
 	recs      []sampleRec
 	noSamples bool
+	wakeups   bool // Options.TaskWakeups
 	walk      timeline.WalkStats
 	qIdle     []int64 // per CPU: (a) time of the waits queued there
 	names     []string
@@ -410,7 +416,7 @@ func AnalyzeAccount(tl *timeline.Timeline, opts Options) (*Analysis, *Accounting
 
 func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
 	c := &collector{tl: tl, win: win, topo: topo, maskTab: []cpuMask{nil}, maskIdx: map[string]uint16{},
-		streamed: tl.Summary(), filter: opts.Filter, noSamples: opts.NoSamples}
+		streamed: tl.Summary(), filter: opts.Filter, noSamples: opts.NoSamples, wakeups: opts.TaskWakeups}
 	if c.streamed {
 		c.summary = tl
 	}
@@ -474,7 +480,7 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	if pruneEvery > 0 {
 		c.prune = newPruner(tl, ncpu, len(c.match))
 	}
-	if opts.Sketch && c.noSamples {
+	if opts.Sketch && c.noSamples && !opts.TaskWakeups {
 		c.fold = newFolder(c)
 	}
 	c.idles = make([]idleSeg, 0, toIdle)

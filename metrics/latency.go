@@ -436,6 +436,16 @@ type Latency struct {
 
 	// Strings names the samples' comm ids (the timeline's).
 	Strings *timeline.Strings
+
+	// Wakeups holds, with Options.TaskWakeups, each complete wakeup
+	// sample's task and duration, in the order of Samples.
+	Wakeups []TaskWait
+}
+
+// TaskWait is one complete wait of a task.
+type TaskWait struct {
+	Task  timeline.TaskID
+	DurNs int64
 }
 
 // Comm returns the name sample s's task had when its wait started.
@@ -456,6 +466,20 @@ func (c *collector) latency() *Latency {
 		if m && id < len(c.walk.WakeupsOfRunningBy) {
 			l.WakeupsOfRunning += int64(c.walk.WakeupsOfRunningBy[id])
 			l.WakeupsOfQueued += int64(c.walk.WakeupsOfQueuedBy[id])
+		}
+	}
+	if c.wakeups {
+		n := 0
+		for i := range c.recs {
+			if r := &c.recs[i]; r.kind != SamplePreempt && r.censored() == CensoredNone {
+				n++
+			}
+		}
+		l.Wakeups = make([]TaskWait, 0, n)
+		for i := range c.recs {
+			if r := &c.recs[i]; r.kind != SamplePreempt && r.censored() == CensoredNone {
+				l.Wakeups = append(l.Wakeups, TaskWait{Task: r.task, DurNs: r.dur})
+			}
 		}
 	}
 	if f := c.fold; f != nil {

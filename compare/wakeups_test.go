@@ -1,0 +1,44 @@
+package compare
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/schedlens/schedlens/ingest"
+	"github.com/schedlens/schedlens/metrics"
+)
+
+// TestSideFromTaskWakeups: a Side built from an analysis that keeps only
+// the wakeups' tasks and durations (Measure's) equals one built from the
+// Samples, on real traces, with and without a filter.
+func TestSideFromTaskWakeups(t *testing.T) {
+	for _, path := range []string{
+		"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz",
+		"../fixtures/real/perf-hackbench-cyclictest/perf-script.txt.gz",
+		"../fixtures/real/qemu-smt8-hackbench/trace.txt.zst",
+	} {
+		ld, err := ingest.Load(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := ld.Timeline
+		for _, flt := range []metrics.Filter{{}, {Comms: []string{"cyclictest", "hackbench"}}} {
+			side := func(o metrics.Options) *Side {
+				o.Filter = flt
+				an, acc, err := metrics.AnalyzeAccount(tl, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return FromMetrics(tl, acc, an, flt)
+			}
+			want := side(metrics.Options{})
+			got := side(metrics.Options{NoSamples: true, TaskWakeups: true})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, filter %v: the Sides differ", path, flt.Comms)
+			}
+			if len(want.Overall.WakeupSamples) == 0 {
+				t.Errorf("%s, filter %v: no wakeup", path, flt.Comms)
+			}
+		}
+	}
+}
