@@ -122,6 +122,12 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 			}
 		}
 	}
+	// The recording, measured once for every run, before the workloads
+	// are extracted (its analysis does not wait beside them).
+	rec, err := MeasureRecording(tl, o.Options)
+	if err != nil {
+		return nil, err
+	}
 	// Each side's workload is extracted once and read by all its seeds;
 	// the runs are measured over their whole length, as real runs are.
 	var prep [2]*Prepared
@@ -131,7 +137,6 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		if side == 1 {
 			so.CPUs, so.Tasks = cpus, tasks
 		}
-		var err error
 		if prep[side], err = Prepare(tl, desc, so); err != nil {
 			return nil, err
 		}
@@ -147,10 +152,8 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		}
 		return runProgress(k)
 	}
-	// The recording, measured once for every run, before them.
-	rec, err := prep[0].MeasureRecorded(o.DropRecording)
-	if err != nil {
-		return nil, err
+	if o.DropRecording {
+		dropEvents(tl)
 	}
 	first, err := prep[0].Run(seeds[0], progressOf(0), rec)
 	if err != nil {

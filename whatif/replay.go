@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -137,8 +138,9 @@ type Options struct {
 	// always do.
 	DropSchedules bool
 	// DropRecording: the caller reads nothing of the recording's events
-	// after Predict, which then measures the recording before its runs
-	// and drops them (the workloads hold what the runs need).
+	// after Predict, which then drops them once it has measured the
+	// recording and extracted the workloads (which hold what the runs
+	// need).
 	DropRecording bool
 }
 
@@ -196,13 +198,7 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 	if tl == nil || tl.Len() == 0 {
 		return nil, fmt.Errorf("whatif: empty timeline")
 	}
-	topo := o.Topology
-	if topo == nil {
-		topo = tl.Topology
-	}
-	if topo == nil {
-		topo = topology.Symmetric(max(tl.NCPU, 1))
-	}
+	topo, win := recordingScope(tl, o)
 	cfg, err := policies.Parse(desc)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", desc, err)
@@ -247,10 +243,6 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 	if !o.NoOverrun && w.End > w.Start {
 		ro.Overrun = w.End - w.Start
 	}
-	win := o.Window
-	if win == (metrics.Window{}) {
-		win = metrics.DefaultWindow(tl)
-	}
 	return &Prepared{tl: tl, desc: desc, o: o, cfg: cfg, w: w, topo: topo, recTopo: recTopo, kept: kept, ro: ro, win: win}, nil
 }
 
@@ -293,6 +285,47 @@ func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *
 func (pr *Prepared) MeasureRecorded(drop bool) (*compare.Side, error) {
 	o := pr.o
 	return compare.Measure(pr.tl, compare.Options{Window: pr.win, Topology: pr.recTopo, Filter: o.Filter, Affinity: o.Affinity, DropEvents: drop})
+}
+
+// MeasureRecording measures the recording tl as MeasureRecorded does a
+// Prepared one under the same options, before any workload is extracted:
+// a caller that then prepares and drops tl's events holds the workload
+// beside the recording's events only, not beside its analysis too.
+func MeasureRecording(tl *timeline.Timeline, o Options) (*compare.Side, error) {
+	if tl == nil || tl.Len() == 0 {
+		return nil, fmt.Errorf("whatif: empty timeline")
+	}
+	topo, win := recordingScope(tl, o)
+	return compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: o.Filter, Affinity: o.Affinity})
+}
+
+// DropRecording drops the recording's events (the caller reads them no
+// more; the runs need the workload and a measured recording only) and
+// gives their memory back to the system before the runs allocate.
+func (pr *Prepared) DropRecording() { dropEvents(pr.tl) }
+
+// dropEvents drops the recording's events once its workloads are
+// extracted and it is measured, and gives their memory back to the system
+// before the runs allocate.
+func dropEvents(tl *timeline.Timeline) {
+	tl.DropEvents()
+	debug.FreeOSMemory()
+}
+
+// recordingScope is the topology and window a recording is measured on.
+func recordingScope(tl *timeline.Timeline, o Options) (*topology.Topology, metrics.Window) {
+	topo := o.Topology
+	if topo == nil {
+		topo = tl.Topology
+	}
+	if topo == nil {
+		topo = topology.Symmetric(max(tl.NCPU, 1))
+	}
+	win := o.Window
+	if win == (metrics.Window{}) {
+		win = metrics.DefaultWindow(tl)
+	}
+	return topo, win
 }
 
 // run is Run, dropping the schedule's events once measured when drop.

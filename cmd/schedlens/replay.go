@@ -61,18 +61,20 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			// The figures of the modeled runs are wanted, their schedules
 			// only for -o.
 			opts.DropSchedules = out == ""
+			// The recording is measured before its workload is extracted,
+			// and its events then dropped: the workload holds what the
+			// runs need.
+			rec, err := whatif.MeasureRecording(in.tl, opts)
+			if err != nil {
+				bar.Done()
+				return err
+			}
 			pr, err := whatif.Prepare(in.tl, in.desc, opts)
 			if err != nil {
 				bar.Done()
 				return err
 			}
-			// The recording is measured before the runs, and its events
-			// then dropped: the workload holds what the runs need.
-			rec, err := pr.MeasureRecorded(true)
-			if err != nil {
-				bar.Done()
-				return err
-			}
+			pr.DropRecording()
 			run, err := pr.Run(seed, prog, rec)
 			bar.Done()
 			if err != nil {
