@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
-	"github.com/DataDog/sketches-go/ddsketch/store"
 )
 
 // SketchAccuracy is the relative accuracy of the logarithmic buckets of a
@@ -22,9 +21,11 @@ const DefEstimated = "estimated percentiles (a streamed read without --exact): e
 // of up to this many is exact.
 const sketchExact = 64
 
-// sketchMapping maps a positive duration to its bucket index and back.
-var sketchMapping = func() *mapping.LogarithmicMapping {
-	m, err := mapping.NewLogarithmicMapping(SketchAccuracy)
+// sketchMapping maps a positive duration to its bucket index and back
+// (the cubic interpolation of the logarithm: no math.Log per value, about
+// 1% more buckets than the exact logarithm for the same accuracy).
+var sketchMapping = func() *mapping.CubicallyInterpolatedMapping {
+	m, err := mapping.NewCubicallyInterpolatedMapping(SketchAccuracy)
 	if err != nil {
 		panic(err)
 	}
@@ -56,8 +57,8 @@ type durSketch struct {
 	gcd      int64   // of the values' magnitudes (0 while all are 0)
 	vals     []int64 // the values while there are at most sketchExact; nil after
 	bucketed bool
-	zeros    int64                         // bucketed zero values
-	pos, neg *store.BufferedPaginatedStore // bucketed positive values, and the magnitudes of negative ones
+	zeros    int64        // bucketed zero values
+	pos, neg *pagedCounts // bucketed positive values, and the magnitudes of negative ones
 }
 
 func (s *durSketch) add(x *sketchVal) {
@@ -90,14 +91,14 @@ func (s *durSketch) bucket(x *sketchVal) {
 		s.zeros++
 	case x.v > 0:
 		if s.pos == nil {
-			s.pos = store.NewBufferedPaginatedStore()
+			s.pos = &pagedCounts{}
 		}
-		s.pos.Add(x.index())
+		s.pos.add(x.index())
 	default:
 		if s.neg == nil {
-			s.neg = store.NewBufferedPaginatedStore()
+			s.neg = &pagedCounts{}
 		}
-		s.neg.Add(x.index())
+		s.neg.add(x.index())
 	}
 }
 
@@ -115,17 +116,17 @@ func (s *durSketch) at(r int64) (int64, bool) {
 	}
 	var nneg int64
 	if s.neg != nil {
-		nneg = int64(s.neg.TotalCount())
+		nneg = s.neg.n
 	}
 	var k int
 	sign := 1.0
 	switch {
 	case r < nneg:
-		k, sign = s.neg.KeyAtRank(float64(nneg-1-r)), -1
+		k, sign = s.neg.keyAtRank(nneg-1-r), -1
 	case r < nneg+s.zeros:
 		return 0, true
 	default:
-		k = s.pos.KeyAtRank(float64(r - nneg - s.zeros))
+		k = s.pos.keyAtRank(r - nneg - s.zeros)
 	}
 	g := float64(max(s.gcd, 1))
 	m := math.Round(sketchMapping.Value(k)/g) * g // a magnitude
@@ -150,6 +151,61 @@ func (s *durSketch) dist(h Histogram) Dist {
 		}
 	}
 	return d
+}
+
+// pagedCounts counts bucket indices in pages of 64 counters, made only
+// where values fall (a task's waits cover some pages of the thousands a
+// nanosecond-to-minutes range has). The sketches-go stores were tried:
+// the dense one holds every bucket between the smallest and the largest
+// (21 KB a group over 1 us to 0.3 s), the paginated one keeps a sparse
+// page's indices in a buffer it sorts whenever it has grown by 32, which
+// made folding a tenth of report's time on 1.26 GB of text.
+type pagedCounts struct {
+	first int        // the page number of pages[0]
+	pages [][]uint64 // nil where no value fell
+	n     int64
+}
+
+const pageBits = 6
+
+func (p *pagedCounts) add(k int) {
+	pg := k >> pageBits // floor, negative indices included
+	switch {
+	case p.pages == nil:
+		p.first = pg
+		p.pages = make([][]uint64, 1)
+	case pg < p.first:
+		p.pages = append(make([][]uint64, p.first-pg, p.first-pg+len(p.pages)), p.pages...)
+		p.first = pg
+	case pg >= p.first+len(p.pages):
+		p.pages = append(p.pages, make([][]uint64, pg-p.first-len(p.pages)+1)...)
+	}
+	page := p.pages[pg-p.first]
+	if page == nil {
+		page = make([]uint64, 1<<pageBits)
+		p.pages[pg-p.first] = page
+	}
+	page[k&(1<<pageBits-1)]++
+	p.n++
+}
+
+// keyAtRank returns the bucket index of the value of rank r (0-based,
+// ascending; r < n).
+func (p *pagedCounts) keyAtRank(r int64) int {
+	var cum uint64
+	last := 0
+	for i, page := range p.pages {
+		for j, c := range page {
+			if c == 0 {
+				continue
+			}
+			last = (p.first+i)<<pageBits + j
+			if cum += c; cum > uint64(r) {
+				return last
+			}
+		}
+	}
+	return last
 }
 
 // gcd returns the greatest common divisor of a (>= 0) and |b|.

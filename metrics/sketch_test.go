@@ -66,3 +66,21 @@ func FuzzSketch(f *testing.F) {
 		}
 	})
 }
+
+// TestPagedCounts: indices counted into pages made at both ends (and
+// below zero) come back by rank in ascending order.
+func TestPagedCounts(t *testing.T) {
+	var p pagedCounts
+	for _, k := range []int{5, 200, -70, 5, -1, 200, 63, 64} {
+		p.add(k)
+	}
+	want := []int{-70, -1, 5, 5, 63, 64, 200, 200}
+	for r, k := range want {
+		if got := p.keyAtRank(int64(r)); got != k {
+			t.Errorf("rank %d: %d, want %d", r, got, k)
+		}
+	}
+	if p.n != 8 || p.first != -2 || len(p.pages) != 6 {
+		t.Errorf("n %d, first page %d, %d pages; want 8, -2, 6", p.n, p.first, len(p.pages))
+	}
+}
