@@ -38,17 +38,7 @@ func TestFoldSameAsSketch(t *testing.T) {
 				{Topology: topo, Filter: Filter{PIDs: pids}},
 			} {
 				opts.NoSamples, opts.Sketch = true, true
-				var want *Analysis
-				var wacc *Accounting
-				withPruneEvery(0, func() { want, wacc = mustAnalyzeAccount(t, ld.Timeline, opts) })
-				for _, every := range []int{1, 64} {
-					var got *Analysis
-					var gacc *Accounting
-					withPruneEvery(every, func() { got, gacc = mustAnalyzeAccount(t, ld.Timeline, opts) })
-					if d := analysisDiffs(want, wacc, got, gacc); d != nil {
-						t.Errorf("every %d, filter %v: %v differ", every, opts.Filter, d)
-					}
-				}
+				sameDecidingEvery(t, ld.Timeline, opts)
 			}
 			folded, total := foldedShare(t, ld.Timeline, topo)
 			t.Logf("folded %d of %d records", folded, total)

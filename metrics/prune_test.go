@@ -62,17 +62,7 @@ func TestPruneSameAsKeep(t *testing.T) {
 				{Topology: topo},
 				{Topology: topo, Filter: Filter{Comms: []string{"hackbench", "sched-messaging", "stress-ng"}}, MinWindow: 20_000},
 			} {
-				var want *Analysis
-				var wacc *Accounting
-				withPruneEvery(0, func() { want, wacc = mustAnalyzeAccount(t, ld.Timeline, opts) })
-				for _, every := range []int{1, 64} {
-					var got *Analysis
-					var gacc *Accounting
-					withPruneEvery(every, func() { got, gacc = mustAnalyzeAccount(t, ld.Timeline, opts) })
-					if d := analysisDiffs(want, wacc, got, gacc); d != nil {
-						t.Errorf("every %d, filter %v: %v differ", every, opts.Filter, d)
-					}
-				}
+				sameDecidingEvery(t, ld.Timeline, opts)
 			}
 			kept, total := prunedShare(t, ld.Timeline, topo)
 			t.Logf("kept %d of %d", kept, total)
@@ -83,6 +73,23 @@ func TestPruneSameAsKeep(t *testing.T) {
 				t.Errorf("%d of %d runs and waits kept: want under a quarter on a busy trace", kept, total)
 			}
 		})
+	}
+}
+
+// sameDecidingEvery checks that the analysis of tl deciding during the
+// walk after every run and wait, and every 64, is that of deciding none.
+func sameDecidingEvery(t *testing.T, tl *timeline.Timeline, opts Options) {
+	t.Helper()
+	var want *Analysis
+	var wacc *Accounting
+	withPruneEvery(0, func() { want, wacc = mustAnalyzeAccount(t, tl, opts) })
+	for _, every := range []int{1, 64} {
+		var got *Analysis
+		var gacc *Accounting
+		withPruneEvery(every, func() { got, gacc = mustAnalyzeAccount(t, tl, opts) })
+		if d := analysisDiffs(want, wacc, got, gacc); d != nil {
+			t.Errorf("every %d, filter %v: %v differ", every, opts.Filter, d)
+		}
 	}
 }
 
