@@ -189,7 +189,7 @@ func (in *Inferrer) Span(s *timeline.Span) {
 			r.end = s.End // the same CPU again, nothing between: one run
 			return
 		}
-		lg.runs.add(run{cpu: int32(s.CPU), start: s.Start, end: s.End, waits: lg.total})
+		lg.runs.add(run{cpu: int32(s.CPU), end: s.End, waits: lg.total})
 	case timeline.SpanWoken, timeline.SpanPreempted:
 		if tk.Idle || s.Open() || s.End-s.Start < in.o.MinWait {
 			return
@@ -326,12 +326,12 @@ const releaseLogs = 16 << 20
 
 type span struct{ start, end timeline.Time }
 
-// run is a task's stretch on one CPU with no long wait in between (24
+// run is a task's stretch on one CPU with no long wait in between (16
 // bytes: a task logs one for every change of CPU).
 type run struct {
-	start, end timeline.Time
-	cpu        int32
-	waits      int32 // long waits before it, quiet ones included
+	end   timeline.Time
+	cpu   int32
+	waits int32 // long waits before it, quiet ones included
 }
 
 // waitLog is a long wait as the walk logs it (not a quiet one); wait adds

@@ -30,6 +30,8 @@ func TestStretches(t *testing.T) {
 		cpus     string // "" = free
 		ev       int
 	}
+	// The runs are given by their ends (a task's stretches read nothing
+	// else of them).
 	cases := []struct {
 		name  string
 		runs  []run
@@ -38,35 +40,35 @@ func TestStretches(t *testing.T) {
 		want  []want
 	}{{
 		name: "no long waits: free",
-		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 2, start: 2 * ms, end: 3 * ms}},
+		runs: []run{{cpu: 1, end: ms}, {cpu: 2, end: 3 * ms}},
 		want: []want{{timeline.NoTime, timeline.NoTime, "", 0}},
 	}, {
 		// A hog first runs on its parent's CPU 0, then pins itself to 1
 		// and waits there three times while CPU 2 idles.
 		name: "first run elsewhere, then pinned",
-		runs: []run{{cpu: 0, start: 0, end: ms}, {cpu: 1, start: 2 * ms, end: 3 * ms, waits: 0},
-			{cpu: 1, start: 6 * ms, end: 7 * ms, waits: 1}, {cpu: 1, start: 10 * ms, end: 11 * ms, waits: 2}, {cpu: 1, start: 14 * ms, end: 15 * ms, waits: 3}},
+		runs: []run{{cpu: 0, end: ms}, {cpu: 1, end: 3 * ms, waits: 0},
+			{cpu: 1, end: 7 * ms, waits: 1}, {cpu: 1, end: 11 * ms, waits: 2}, {cpu: 1, end: 15 * ms, waits: 3}},
 		waits: []wait{longWait(6*ms, 1, 2), longWait(10*ms, 1, 2), longWait(14*ms, 1, 2, 3)},
 		want:  []want{{timeline.NoTime, ms, "", 0}, {ms, timeline.NoTime, "1", 3}},
 	}, {
 		// Pinned to 1, released: the first run on CPU 3 ends the stretch
 		// at the end of the run before it; the rest has no evidence.
 		name: "pinned, then released",
-		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 3 * ms, end: 4 * ms, waits: 1},
-			{cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2}, {cpu: 1, start: 9 * ms, end: 10 * ms, waits: 3},
-			{cpu: 3, start: 11 * ms, end: 12 * ms, waits: 3}, {cpu: 4, start: 13 * ms, end: 14 * ms, waits: 3}},
+		runs: []run{{cpu: 1, end: ms}, {cpu: 1, end: 4 * ms, waits: 1},
+			{cpu: 1, end: 7 * ms, waits: 2}, {cpu: 1, end: 10 * ms, waits: 3},
+			{cpu: 3, end: 12 * ms, waits: 3}, {cpu: 4, end: 14 * ms, waits: 3}},
 		waits: []wait{longWait(3*ms, 1, 0), longWait(6*ms, 1, 0), longWait(9*ms, 1, 5)},
 		want:  []want{{timeline.NoTime, 10 * ms, "1", 3}, {10 * ms, timeline.NoTime, "", 0}},
 	}, {
 		// Two waits with an idle CPU elsewhere are not enough.
 		name:  "too little evidence",
-		runs:  []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 3 * ms, end: 4 * ms, waits: 1}, {cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2}},
+		runs:  []run{{cpu: 1, end: ms}, {cpu: 1, end: 4 * ms, waits: 1}, {cpu: 1, end: 7 * ms, waits: 2}},
 		waits: []wait{longWait(3*ms, 1, 0), longWait(6*ms, 1, 0)},
 		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
 	}, {
 		// Three of seven long waits had an idle CPU: under half, free.
 		name: "evidence under half of the long waits",
-		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 100 * ms, end: 101 * ms, waits: 7}},
+		runs: []run{{cpu: 1, end: ms}, {cpu: 1, end: 101 * ms, waits: 7}},
 		waits: []wait{longWait(10*ms, 1, 0), longWait(20*ms, 1, 0), longWait(30*ms, 1, 0),
 			longWait(40*ms, 1), longWait(50*ms, 1), longWait(60*ms, 1), longWait(70*ms, 1)},
 		want: []want{{timeline.NoTime, timeline.NoTime, "", 0}},
@@ -74,7 +76,7 @@ func TestStretches(t *testing.T) {
 		// The same, the quiet waits counted and not logged (as a walk
 		// does): still under half.
 		name:  "quiet waits counted, not logged",
-		runs:  []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 100 * ms, end: 101 * ms, waits: 7}},
+		runs:  []run{{cpu: 1, end: ms}, {cpu: 1, end: 101 * ms, waits: 7}},
 		waits: []wait{longWait(10*ms, 1, 0), longWait(20*ms, 1, 0), longWait(30*ms, 1, 0)},
 		total: 7,
 		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
@@ -82,9 +84,9 @@ func TestStretches(t *testing.T) {
 		// Pinned to 1 with three waits of evidence and three quiet ones
 		// between them, then a run on CPU 3: half is enough.
 		name: "pinned among quiet waits",
-		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 1, start: 8 * ms, end: 9 * ms, waits: 2},
-			{cpu: 1, start: 16 * ms, end: 17 * ms, waits: 4}, {cpu: 1, start: 24 * ms, end: 25 * ms, waits: 6},
-			{cpu: 3, start: 26 * ms, end: 27 * ms, waits: 6}},
+		runs: []run{{cpu: 1, end: ms}, {cpu: 1, end: 9 * ms, waits: 2},
+			{cpu: 1, end: 17 * ms, waits: 4}, {cpu: 1, end: 25 * ms, waits: 6},
+			{cpu: 3, end: 27 * ms, waits: 6}},
 		waits: []wait{quiet(longWait(4*ms, 1, 0), 1), quiet(longWait(12*ms, 1, 0), 3), quiet(longWait(20*ms, 1, 2), 5)},
 		total: 6,
 		want:  []want{{timeline.NoTime, 25 * ms, "1", 3}, {25 * ms, timeline.NoTime, "", 0}},
@@ -92,15 +94,15 @@ func TestStretches(t *testing.T) {
 		// Its long waits all come after its last run (a run that was not
 		// logged ends them): pinned to the CPU it ran on, nothing to shed.
 		name:  "evidence after the last run",
-		runs:  []run{{cpu: 0, start: 0, end: ms}},
+		runs:  []run{{cpu: 0, end: ms}},
 		waits: []wait{longWait(4*ms, 0, 1), longWait(8*ms, 0, 1), longWait(12*ms, 0, 1)},
 		want:  []want{{timeline.NoTime, timeline.NoTime, "0", 3}},
 	}, {
 		// The only idle CPU is one the task itself ran on in the stretch:
 		// no evidence.
 		name: "idle CPU inside the set",
-		runs: []run{{cpu: 1, start: 0, end: ms}, {cpu: 2, start: 3 * ms, end: 4 * ms, waits: 1}, {cpu: 1, start: 6 * ms, end: 7 * ms, waits: 2},
-			{cpu: 2, start: 9 * ms, end: 10 * ms, waits: 3}},
+		runs: []run{{cpu: 1, end: ms}, {cpu: 2, end: 4 * ms, waits: 1}, {cpu: 1, end: 7 * ms, waits: 2},
+			{cpu: 2, end: 10 * ms, waits: 3}},
 		waits: []wait{longWait(3*ms, 2, 1), longWait(6*ms, 1, 2), longWait(9*ms, 2, 1)},
 		want:  []want{{timeline.NoTime, timeline.NoTime, "", 0}},
 	}}
