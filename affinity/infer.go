@@ -5,8 +5,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
-	"unsafe"
 
+	"github.com/schedlens/schedlens/internal/blocks"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -73,7 +73,7 @@ type Inferrer struct {
 	tasks []timeline.Task // the task instances met so far
 	// The idle stretches of every CPU, and per task its runs and its long
 	// waits, in time order.
-	idle []blockLog[span]
+	idle []blocks.List[span]
 	logs []taskLog
 	// A long wait waits in pending, in the order the walk closed them,
 	// until every CPU has ended a span at or after its end (front). Then
@@ -88,8 +88,8 @@ type Inferrer struct {
 }
 
 type taskLog struct {
-	runs  blockLog[run]
-	waits blockLog[waitLog]
+	runs  blocks.List[run]
+	waits blocks.List[waitLog]
 	total int32 // long waits so far, quiet ones included
 }
 
@@ -103,60 +103,10 @@ type pendingWait struct {
 // pending, and at least this many. Tests set 0 to log every long wait.
 var decideEvery = 1 << 16
 
-// blockLog is an append-only log kept in blocks that are never copied: a
-// grown slice would leave its old arrays behind as garbage, several times
-// the log's size (the 1.26 GB text's logs: 54 MiB, after 200 MiB of
-// copies), live beside a streamed analysis.
-type blockLog[T any] struct {
-	blocks [][]T
-	n      int
-}
-
-func (l *blockLog[T]) add(v T) {
-	k := len(l.blocks) - 1
-	if k < 0 || len(l.blocks[k]) == cap(l.blocks[k]) {
-		size := 16
-		if k >= 0 {
-			size = min(2*cap(l.blocks[k]), 4096)
-		}
-		l.blocks = append(l.blocks, make([]T, 0, size))
-		k++
-	}
-	l.blocks[k] = append(l.blocks[k], v)
-	l.n++
-}
-
-// last returns the latest entry, nil if none.
-func (l *blockLog[T]) last() *T {
-	if l.n == 0 {
-		return nil
-	}
-	b := l.blocks[len(l.blocks)-1]
-	return &b[len(b)-1]
-}
-
-// appendTo appends the entries to dst.
-func (l *blockLog[T]) appendTo(dst []T) []T {
-	for _, b := range l.blocks {
-		dst = append(dst, b...)
-	}
-	return dst
-}
-
-// bytes is the memory the log holds.
-func (l *blockLog[T]) bytes() int {
-	var z T
-	n := 0
-	for _, b := range l.blocks {
-		n += cap(b)
-	}
-	return n * int(unsafe.Sizeof(z))
-}
-
 // NewInferrer starts the inference over a walk of tl (a summary Timeline
 // for a streamed walk).
 func NewInferrer(tl *timeline.Timeline, o InferOptions) *Inferrer {
-	in := &Inferrer{o: o.withDefaults(), ncpu: tl.NCPU, idle: make([]blockLog[span], tl.NCPU),
+	in := &Inferrer{o: o.withDefaults(), ncpu: tl.NCPU, idle: make([]blocks.List[span], tl.NCPU),
 		front: timeline.NewFrontier(tl), due: decideEvery}
 	in.Events(tl)
 	return in
@@ -181,15 +131,15 @@ func (in *Inferrer) Span(s *timeline.Span) {
 	switch s.State {
 	case timeline.SpanRunning:
 		if tk.Idle {
-			in.idle[s.CPU].add(span{s.Start, s.End})
+			in.idle[s.CPU].Add(span{s.Start, s.End})
 			return
 		}
 		lg := &in.logs[s.Task]
-		if r := lg.runs.last(); r != nil && r.cpu == int32(s.CPU) && lg.total == r.waits {
+		if r := lg.runs.Last(); r != nil && r.cpu == int32(s.CPU) && lg.total == r.waits {
 			r.end = s.End // the same CPU again, nothing between: one run
 			return
 		}
-		lg.runs.add(run{cpu: int32(s.CPU), end: s.End, waits: lg.total})
+		lg.runs.Add(run{cpu: int32(s.CPU), end: s.End, waits: lg.total})
 	case timeline.SpanWoken, timeline.SpanPreempted:
 		if tk.Idle || s.Open() || s.End-s.Start < in.o.MinWait {
 			return
@@ -198,7 +148,7 @@ func (in *Inferrer) Span(s *timeline.Span) {
 		w := waitLog{start: s.Start, end: s.End, cpu: int32(s.CPU), before: lg.total}
 		lg.total++
 		if decideEvery <= 0 {
-			lg.waits.add(w)
+			lg.waits.Add(w)
 			return
 		}
 		in.pending = append(in.pending, pendingWait{task: s.Task, w: w})
@@ -217,7 +167,7 @@ func (in *Inferrer) decideWaits(f timeline.Time) {
 	for ; i < len(in.pending) && in.pending[i].w.end <= f; i++ {
 		p := &in.pending[i]
 		if !in.quiet(&p.w) {
-			in.logs[p.task].waits.add(p.w)
+			in.logs[p.task].waits.Add(p.w)
 		}
 	}
 	in.pending = in.pending[:copy(in.pending, in.pending[i:])]
@@ -249,12 +199,12 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 	logged := 0
 	idle := make([][]span, len(idleLog))
 	for cpu := range idleLog {
-		logged += idleLog[cpu].bytes()
-		idle[cpu] = idleLog[cpu].appendTo(make([]span, 0, idleLog[cpu].n))
+		logged += idleLog[cpu].Bytes()
+		idle[cpu] = idleLog[cpu].AppendTo(make([]span, 0, idleLog[cpu].Len()))
 	}
 	idleLog = nil
 	for i := range logs {
-		logged += logs[i].runs.bytes() + logs[i].waits.bytes()
+		logged += logs[i].runs.Bytes() + logs[i].waits.Bytes()
 	}
 	// Pass 2: for every long wait, the CPUs that sat idle through enough
 	// of it.
@@ -263,12 +213,12 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 	var runs []run // one task's at a time, in one array (copies per task came to the logs' size as garbage)
 	for id := range logs {
 		lg := &logs[id]
-		if lg.waits.n < o.MinWaits || skip != nil && skip(timeline.TaskID(id)) {
+		if lg.waits.Len() < o.MinWaits || skip != nil && skip(timeline.TaskID(id)) {
 			*lg = taskLog{}
 			continue
 		}
 		waits = waits[:0]
-		for _, b := range lg.waits.blocks {
+		for _, b := range lg.waits.Blocks() {
 			for _, wl := range b {
 				wt := wait{start: wl.start, end: wl.end, cpu: int(wl.cpu), before: int(wl.before)}
 				for cpu := range idle {
@@ -281,7 +231,7 @@ func (in *Inferrer) Result(tl *timeline.Timeline, skip func(timeline.TaskID) boo
 		}
 		// Pass 3: stretches.
 		var ch []Change
-		runs = lg.runs.appendTo(runs[:0])
+		runs = lg.runs.AppendTo(runs[:0])
 		for _, st := range stretches(runs, waits, int(lg.total), o) {
 			if st.cpus.Empty() {
 				if len(ch) > 0 {
@@ -466,10 +416,11 @@ func evidence(cpus topology.CPUSet, waits []wait) int {
 
 // logOverlap is idleOverlap over a log of idle stretches, read from the
 // latest back (a wait being decided is recent).
-func logOverlap(l *blockLog[span], from, to timeline.Time) timeline.Time {
+func logOverlap(l *blocks.List[span], from, to timeline.Time) timeline.Time {
 	best := timeline.Time(0)
-	for k := len(l.blocks) - 1; k >= 0; k-- {
-		b := l.blocks[k]
+	bs := l.Blocks()
+	for k := len(bs) - 1; k >= 0; k-- {
+		b := bs[k]
 		for j := len(b) - 1; j >= 0; j-- {
 			if b[j].end <= from {
 				return best

@@ -62,7 +62,7 @@ func TestQuietWaitsSameInference(t *testing.T) {
 				tl.Walk(in.Span)
 				in.decideWaits(timeline.Time(1<<63 - 1))
 				for i := range in.logs {
-					logged += in.logs[i].waits.n
+					logged += in.logs[i].waits.Len()
 					total += int(in.logs[i].total)
 				}
 			})
