@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/schedlens/schedlens/affinity"
+	"github.com/schedlens/schedlens/internal/blocks"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
 )
@@ -167,7 +168,7 @@ type xtask struct {
 	runStart  timeline.Time
 	work      int64 // cumulative units
 	segStart  int64
-	segs      []xseg
+	segs      blocks.List[xseg] // in blocks: a slice grown to a task's tens of thousands left four times their size as garbage
 	blockAt   timeline.Time
 	ended     TaskEnd
 	prios     map[int16]int
@@ -264,15 +265,15 @@ func (x *extractor) stopRunning(id timeline.TaskID, t timeline.Time) {
 // begin starts a task first seen at time t: it existed at the valid start.
 func (x *extractor) begin(id timeline.TaskID, cpu int) {
 	xt := &x.xs[id]
-	xt.segs = append(xt.segs, xseg{wake: xwake{kind: WakeStart, at: x.start, cpu: -1}})
+	xt.segs.Add(xseg{wake: xwake{kind: WakeStart, at: x.start, cpu: -1}})
 	xt.firstCPU = cpu
 	xt.segStart = 0
 }
 
 func (x *extractor) closeSeg(id timeline.TaskID) {
 	xt := &x.xs[id]
-	if n := len(xt.segs); n > 0 {
-		xt.segs[n-1].work = xt.work - xt.segStart
+	if last := xt.segs.Last(); last != nil {
+		last.work = xt.work - xt.segStart
 	}
 	xt.segStart = xt.work
 	if xt.clsRun != nil {
@@ -338,7 +339,7 @@ func (x *extractor) run() {
 	end := tl.End
 	for id := range x.xs {
 		xt := &x.xs[id]
-		if len(xt.segs) == 0 {
+		if xt.segs.Len() == 0 {
 			continue
 		}
 		switch xt.state {
@@ -477,8 +478,8 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			// wake_up_interruptible_sync_poll), which wake_affine turns
 			// into "stay on the waker's CPU".
 			if lw.waker == prev && lw.wakee == next && x.isTask(next) {
-				if nx := &x.xs[next]; lw.seg < len(nx.segs) && nx.segs[lw.seg].wake.kind == WakeTask && nx.segs[lw.seg].wake.waker == prev {
-					nx.segs[lw.seg].wake.sync = true
+				if nx := &x.xs[next]; lw.seg < nx.segs.Len() && nx.segs.At(lw.seg).wake.kind == WakeTask && nx.segs.At(lw.seg).wake.waker == prev {
+					nx.segs.At(lw.seg).wake.sync = true
 					x.nSync++
 				}
 			}
@@ -492,7 +493,7 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			x.begin(next, cpu)
 		case xSleeping:
 			// Switched in with no wakeup seen (lost or missing event).
-			xt.segs = append(xt.segs, xseg{wake: xwake{kind: WakeAt, at: t, cpu: cpu}})
+			xt.segs.Add(xseg{wake: xwake{kind: WakeAt, at: t, cpu: cpu}})
 			xt.external++
 		case xDead:
 			return
@@ -574,7 +575,7 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 		x.notePeriodic(id, t, &wk)
 	}
 	if wk.kind == WakeTask && x.cur[cpu] == waker {
-		x.lastWake[cpu] = xlastWake{waker: waker, wakee: id, seg: len(xt.segs)}
+		x.lastWake[cpu] = xlastWake{waker: waker, wakee: id, seg: xt.segs.Len()}
 	}
 	if first {
 		xt.firstCPU = int(tl.Args[i])
@@ -584,9 +585,9 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 	}
 	xt.costSeg = -1
 	if wk.kind == WakeTask && ctx == timeline.CtxTask && x.cur[cpu] == waker {
-		xt.costSeg = len(xt.segs)
+		xt.costSeg = xt.segs.Len()
 	}
-	xt.segs = append(xt.segs, xseg{wake: wk})
+	xt.segs.Add(xseg{wake: wk})
 	by, over := timeline.NoTask, timeline.NoTask
 	if wk.kind == WakeTask {
 		by = waker
@@ -626,8 +627,8 @@ func (x *extractor) noteWakeDelay(next, prev timeline.TaskID, cpu int, t timelin
 		// virtual machine exits to the host), the IPI's delivery and the
 		// switch.
 		x.busyRemote = append(x.busyRemote, d)
-		if n := len(nx.segs); n > 0 && nx.segs[n-1].wake.kind == WakeTask {
-			nx.segs[n-1].wake.ipi = true
+		if last := nx.segs.Last(); last != nil && last.wake.kind == WakeTask {
+			last.wake.ipi = true
 		}
 	case nx.wokenOver == prev:
 		x.irqBusy = append(x.irqBusy, d)
@@ -659,8 +660,8 @@ func (x *extractor) notePeriodic(id timeline.TaskID, t timeline.Time, wk *xwake)
 		ivl := int64(t - xt.lastTimer)
 		if xt.lastIvl > 50_000 && ivl > 0 && absInt64(ivl-xt.lastIvl)*100 <= xt.lastIvl {
 			wk.period = ivl
-			if n := len(xt.segs); n > 0 && xt.segs[n-1].wake.kind == WakeTimer {
-				xt.segs[n-1].wake.period = xt.lastIvl
+			if last := xt.segs.Last(); last != nil && last.wake.kind == WakeTimer {
+				last.wake.period = xt.lastIvl
 			}
 		}
 		xt.lastIvl = ivl
@@ -700,7 +701,7 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 	if xt.firstCPU < 0 {
 		xt.firstCPU = cpu
 	}
-	xt.segs = append(xt.segs, xseg{wake: wk})
+	xt.segs.Add(xseg{wake: wk})
 	by := timeline.NoTask
 	if wk.kind == WakeFork {
 		by = parent
@@ -721,10 +722,10 @@ func (x *extractor) noteWakeCost(i int, t timeline.Time, cpu int) {
 		return
 	}
 	xt := &x.xs[id]
-	if xt.costSeg < 0 || xt.costSeg >= len(xt.segs) {
+	if xt.costSeg < 0 || xt.costSeg >= xt.segs.Len() {
 		return
 	}
-	sg := &xt.segs[xt.costSeg]
+	sg := xt.segs.At(xt.costSeg)
 	xt.costSeg = -1
 	if xt.state != xRunnable || xt.wokenCPU != cpu || t < xt.wokenAt || int64(t-xt.wokenAt) > maxDelayNs {
 		return

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/schedlens/schedlens/affinity"
+	"github.com/schedlens/schedlens/internal/blocks"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -19,7 +20,7 @@ func (x *extractor) build() (*Workload, error) {
 	index := make([]int, len(x.xs))
 	for id := range x.xs {
 		index[id] = -1
-		if len(x.xs[id].segs) > 0 {
+		if x.xs[id].segs.Len() > 0 {
 			index[id] = len(w.Tasks)
 			w.Tasks = append(w.Tasks, Task{})
 		}
@@ -70,7 +71,8 @@ func (x *extractor) build() (*Workload, error) {
 			nIRQ++
 			tk.Flags = append(tk.Flags, AssumeIRQWaker)
 		}
-		for _, sg := range xt.segs {
+		tk.Segments = make([]Segment, 0, xt.segs.Len())
+		for _, sg := range xt.segs.All() {
 			wk := Wake{Kind: sg.wake.kind, At: sg.wake.at, Delay: sg.wake.delay, Period: sg.wake.period, CPU: sg.wake.cpu, Sync: sg.wake.sync && sg.wake.kind == WakeTask}
 			if sg.wake.kind == WakeTask && !wk.Sync && x.ipc(sg.wake.waker, timeline.TaskID(id)) {
 				wk.Sync = true
@@ -103,6 +105,9 @@ func (x *extractor) build() (*Workload, error) {
 			}
 			tk.Segments = append(tk.Segments, Segment{Wake: wk, Work: max(sg.work>>unitShift, 0)})
 		}
+		// Its segments are the workload's now: the collector can take
+		// the extractor's as the next tasks' are made.
+		xt.segs = blocks.List[xseg]{}
 		// A waker's recorded work point cannot exceed what it did.
 	}
 	demand := make([]int64, len(w.Tasks))

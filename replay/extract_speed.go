@@ -110,7 +110,7 @@ func (x *extractor) collect(cls []int, n int) {
 // recorded wakeup began it.
 func (x *extractor) noteBurst(id timeline.TaskID) {
 	xt := &x.xs[id]
-	if x.cls == nil || xt.clsRun == nil || len(xt.segs) == 0 || xt.segs[len(xt.segs)-1].wake.kind == WakeStart {
+	if x.cls == nil || xt.clsRun == nil || xt.segs.Len() == 0 || xt.segs.Last().wake.kind == WakeStart {
 		return
 	}
 	run := make([]int64, x.nclass)
@@ -129,10 +129,10 @@ func (x *extractor) speedLives() []speedLife {
 	var out []speedLife
 	for id := range x.xs {
 		xt := &x.xs[id]
-		if xt.state != xDead || xt.clsRun == nil || len(xt.segs) == 0 || xt.segs[0].wake.kind != WakeFork {
+		if xt.state != xDead || xt.clsRun == nil || xt.segs.Len() == 0 || xt.segs.At(0).wake.kind != WakeFork {
 			continue
 		}
-		key := strconv.Itoa(int(xt.segs[0].wake.waker)) + "/" + commStem(x.tl.TaskName(timeline.TaskID(id)))
+		key := strconv.Itoa(int(xt.segs.At(0).wake.waker)) + "/" + commStem(x.tl.TaskName(timeline.TaskID(id)))
 		out = append(out, speedLife{key: key, run: slices.Clone(xt.clsRun)})
 	}
 	return out

@@ -7,6 +7,7 @@
 package blocks
 
 import (
+	"iter"
 	"math/bits"
 	"unsafe"
 )
@@ -65,6 +66,21 @@ func (l *List[T]) Last() *T {
 // Blocks returns the blocks, in order, for a caller that walks the items
 // (forwards or back) without copying them.
 func (l *List[T]) Blocks() [][]T { return l.blocks }
+
+// All yields the items in order, with their indices.
+func (l *List[T]) All() iter.Seq2[int, T] {
+	return func(yield func(int, T) bool) {
+		i := 0
+		for _, b := range l.blocks {
+			for _, v := range b {
+				if !yield(i, v) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
 
 // AppendTo appends the items to dst.
 func (l *List[T]) AppendTo(dst []T) []T {

@@ -31,6 +31,16 @@ func TestList(t *testing.T) {
 			t.Fatalf("AppendTo: item %d is %d, want %d", i, got[i], want[i])
 		}
 	}
+	n := 0
+	for i, v := range l.All() {
+		if i != n || v != want[i] {
+			t.Fatalf("All: item %d is (%d, %d), want (%d, %d)", n, i, v, n, want[n])
+		}
+		n++
+		if n == grown+10 {
+			break // and stopping early is honoured
+		}
+	}
 	sizes := []int{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 4096}
 	for k, n := range sizes {
 		if c := cap(l.Blocks()[k]); c != n {
