@@ -84,3 +84,22 @@ func TestPagedCounts(t *testing.T) {
 		t.Errorf("n %d, first page %d, %d pages; want 8, -2, 6", p.n, p.first, len(p.pages))
 	}
 }
+
+// BenchmarkSketchAdd adds wait-like durations (1 us to 100 ms, log-spread,
+// at microsecond resolution) to a sketch beyond its exact values.
+func BenchmarkSketchAdd(b *testing.B) {
+	vals := make([]int64, 1<<16)
+	x := uint64(1)
+	for i := range vals {
+		x = x*6364136223846793005 + 1442695040888963407
+		vals[i] = int64(1000 << (x >> 59 % 17)) // 1 us .. 65 ms
+		vals[i] += int64(x>>32%1000) * 1000
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var s durSketch
+	for i := range b.N {
+		s.add(&sketchVal{v: vals[i&(len(vals)-1)]})
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "values/s")
+}
