@@ -32,14 +32,16 @@ func TestDropSchedules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pd, err := Prepare(drop.Timeline, "6.12", Options{WholeRun: whole, DropSchedules: true})
+		dopts := Options{WholeRun: whole, DropSchedules: true}
+		rec, err := MeasureRecording(drop.Timeline, dopts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := pd.MeasureRecorded(true)
+		pd, err := Prepare(drop.Timeline, "6.12", dopts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		pd.DropRecording()
 		got, err := pd.Run(1, nil, rec)
 		if err != nil {
 			t.Fatal(err)

@@ -153,7 +153,7 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 		return runProgress(k)
 	}
 	if o.DropRecording {
-		dropEvents(tl)
+		prep[0].DropRecording()
 	}
 	first, err := prep[0].Run(seeds[0], progressOf(0), rec)
 	if err != nil {

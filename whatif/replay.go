@@ -277,20 +277,10 @@ func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	return pr.run(seed, progress, rec, pr.o.DropSchedules)
 }
 
-// MeasureRecorded measures the recording under the options of every run,
-// for Run and Verdicts to take (measured before the first run, it need
-// not wait beside the modeled schedule). With drop, the recording's
-// timeline drops its events once walked: a caller that needs them no more
-// (Run and Verdicts do not, given this) frees them before the runs.
-func (pr *Prepared) MeasureRecorded(drop bool) (*compare.Side, error) {
-	o := pr.o
-	return compare.Measure(pr.tl, compare.Options{Window: pr.win, Topology: pr.recTopo, Filter: o.Filter, Affinity: o.Affinity, DropEvents: drop})
-}
-
-// MeasureRecording measures the recording tl as MeasureRecorded does a
-// Prepared one under the same options, before any workload is extracted:
-// a caller that then prepares and drops tl's events holds the workload
-// beside the recording's events only, not beside its analysis too.
+// MeasureRecording measures the recording tl under the options of every
+// run, for Run and Verdicts to take. Measured before the workload is
+// extracted (Prepare) and the events dropped (DropRecording), its
+// analysis waits beside neither the workload nor a modeled schedule.
 func MeasureRecording(tl *timeline.Timeline, o Options) (*compare.Side, error) {
 	if tl == nil || tl.Len() == 0 {
 		return nil, fmt.Errorf("whatif: empty timeline")
@@ -302,13 +292,8 @@ func MeasureRecording(tl *timeline.Timeline, o Options) (*compare.Side, error) {
 // DropRecording drops the recording's events (the caller reads them no
 // more; the runs need the workload and a measured recording only) and
 // gives their memory back to the system before the runs allocate.
-func (pr *Prepared) DropRecording() { dropEvents(pr.tl) }
-
-// dropEvents drops the recording's events once its workloads are
-// extracted and it is measured, and gives their memory back to the system
-// before the runs allocate.
-func dropEvents(tl *timeline.Timeline) {
-	tl.DropEvents()
+func (pr *Prepared) DropRecording() {
+	pr.tl.DropEvents()
 	debug.FreeOSMemory()
 }
 
@@ -350,7 +335,7 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 		topo = pr.recTopo
 	}
 	if rec == nil {
-		if rec, err = pr.MeasureRecorded(false); err != nil {
+		if rec, err = MeasureRecording(pr.tl, pr.o); err != nil {
 			return nil, err
 		}
 	}
