@@ -412,6 +412,12 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	if c.streamed {
 		nsamples += int(tl.KindCounts[timeline.KindFork]) + ncpu // the tasks to come
 	}
+	if pruneEvery > 0 && !c.asym {
+		// Runs and waits are decided as the walk goes (prune.go), so the
+		// lists hold the undecided and the kept ones, seldom all: sized
+		// for every one, they cost their zeroing and a GC goal as large.
+		sw = min(sw, 4*pruneEvery)
+	}
 	c.runs = make([]runSeg, 0, sw)
 	if c.asym {
 		c.fit = make([]runFit, 0, sw)
@@ -434,7 +440,11 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 		c.fold = newFolder(c)
 	}
 	c.idles = make([]idleSeg, 0, toIdle)
-	c.waits = make([]waitSeg, 0, nsamples+nsamples/8)
+	nwaits := nsamples + nsamples/8
+	if pruneEvery > 0 {
+		nwaits = min(nwaits, 4*pruneEvery)
+	}
+	c.waits = make([]waitSeg, 0, nwaits)
 	if c.noSamples {
 		c.recs = make([]sampleRec, 0, nsamples)
 	} else {
