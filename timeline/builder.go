@@ -40,6 +40,10 @@ type Builder struct {
 	// resolve. The first event out of order drops it, and Finish resolves
 	// the merged events instead.
 	online *resolver
+	// osum summarizes the events as they arrive, while they arrive in
+	// time order, so that Finish need not go over them again; dropped,
+	// like online, by the first event out of order.
+	osum *summary
 	// unordered: an event arrived before the one added before it, so
 	// Finish merges the per-CPU streams instead of keeping arrival order.
 	unordered bool
@@ -62,7 +66,7 @@ func NewBuilder(strs *Strings, ncpu int) *Builder {
 	if strs == nil {
 		strs = NewStrings()
 	}
-	return &Builder{strs: strs, ncpu: ncpu, starts: map[int]Time{}, online: newResolver()}
+	return &Builder{strs: strs, ncpu: ncpu, starts: map[int]Time{}, online: newResolver(), osum: &summary{}}
 }
 
 // Strings returns the interner of the builder.
@@ -142,7 +146,7 @@ func (b *Builder) Add(ev Event) {
 	}
 	if n := len(b.times); n > 0 && ev.Time < b.times[n-1] {
 		b.unordered = true
-		b.online = nil
+		b.online, b.osum = nil, nil
 	}
 	b.times = append(b.times, ev.Time)
 	b.cpus = append(b.cpus, int16(ev.CPU))
@@ -160,6 +164,9 @@ func (b *Builder) Add(ev Event) {
 	b.tgids = append(b.tgids, ev.TGID)
 	if r := b.online; r != nil {
 		r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
+	}
+	if b.osum != nil {
+		b.osum.addEvent(&ev)
 	}
 }
 
@@ -331,19 +338,22 @@ func (b *Builder) Finish() (*Timeline, error) {
 		}
 	}
 	cov, evidence := b.coverage, b.evidence
-	online := b.online
+	online, osum := b.online, b.osum
 	*b = Builder{}
 
-	// 3. Window, gaps, counters.
-	var sum summary
-	for i, t := range tl.Times {
-		st := NoTime
-		if k := tl.Kinds[i]; k == KindLost || k == KindBufferStart {
-			if s, ok := starts[i]; ok {
-				st = s
+	// 3. Window, gaps, counters, unless summarized as the events arrived.
+	sum := osum
+	if sum == nil {
+		sum = &summary{}
+		for i, t := range tl.Times {
+			st := NoTime
+			if k := tl.Kinds[i]; k == KindLost || k == KindBufferStart {
+				if s, ok := starts[i]; ok {
+					st = s
+				}
 			}
+			sum.add(t, tl.CPUs[i], tl.Kinds[i], st, tl.Args[i])
 		}
-		sum.add(t, tl.CPUs[i], tl.Kinds[i], st, tl.Args[i])
 	}
 	sum.apply(tl, cov, evidence)
 

@@ -1,9 +1,9 @@
 package timeline
 
-// ResolveInFinish makes b resolve task instances in Finish, as it does for
-// events that arrive out of time order, so that a test can compare the two
-// ways.
-func ResolveInFinish(b *Builder) { b.online = nil }
+// ResolveInFinish makes b resolve task instances and summarize its events
+// in Finish, as it does for events that arrive out of time order, so that
+// a test can compare the two ways.
+func ResolveInFinish(b *Builder) { b.online, b.osum = nil, nil }
 
 // SetStreamChunk sets how many events a StreamWalk walks at a time, and
 // returns a function that puts the size back.

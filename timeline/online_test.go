@@ -11,10 +11,12 @@ import (
 	"github.com/schedlens/schedlens/timeline"
 )
 
-// TestOnlineResolver: task instances resolved as time-ordered events
-// arrive are those Finish resolves from the merged events, on real traces
-// of each text format (tasks, their names, pids and lifetimes, and every
-// event's two instances).
+// TestOnlineResolver: task instances resolved, and the events summarized,
+// as time-ordered events arrive are those Finish resolves and summarizes
+// from the merged events, on real traces of each text format and
+// perf.data (tasks, their names, pids and lifetimes, every event's two
+// instances; the window, each CPU's first and last event, the counts, the
+// gaps).
 func TestOnlineResolver(t *testing.T) {
 	for _, rel := range []string{
 		"ftrace-hackbench-cyclictest/trace.txt.gz",
@@ -22,6 +24,8 @@ func TestOnlineResolver(t *testing.T) {
 		"ftrace-oracle-busy/report.txt.zst",
 		"perf-hackbench-cyclictest/perf-script.txt.gz",
 		"qemu-smt8-hackbench/trace.txt.zst",
+		"perf-hackbench-cyclictest/perf.data.zst",
+		"ftrace-pipe-lost/trace.txt.gz",
 	} {
 		f, err := os.Open("../fixtures/real/" + rel)
 		if err != nil {
@@ -62,5 +66,27 @@ func TestOnlineResolver(t *testing.T) {
 		if !reflect.DeepEqual(a.Tasks, b.Tasks) || !reflect.DeepEqual(a.TaskOf, b.TaskOf) || !reflect.DeepEqual(a.Other, b.Other) {
 			t.Errorf("%s: online and batch resolution differ (%d and %d tasks)", rel, len(a.Tasks), len(b.Tasks))
 		}
+		if !reflect.DeepEqual(figures(a), figures(b)) {
+			t.Errorf("%s: online and batch summaries differ:\n%+v\n%+v", rel, figures(a), figures(b))
+		}
+		if len(a.Gaps) == 0 && rel == "ftrace-overflow/trace.txt.gz" {
+			t.Errorf("%s: no gaps", rel)
+		}
 	}
+}
+
+// figures are what Finish summarizes of a Timeline's events.
+func figures(tl *timeline.Timeline) any {
+	return struct {
+		Start, End, ValidStart timeline.Time
+		Rule                   timeline.StartRule
+		Reason                 string
+		First, Last            []timeline.Time
+		Counts                 any
+		Gaps                   []timeline.Gap
+		Lost                   int64
+		Waking, Wakeup         bool
+		Markers                []timeline.Marker
+	}{tl.Start, tl.End, tl.ValidStart, tl.ValidStartRule, tl.ValidStartReason, tl.CPUFirst, tl.CPULast, tl.KindCounts,
+		tl.Gaps, tl.LostEvents, tl.HasWaking, tl.HasWakeup, tl.Markers()}
 }
