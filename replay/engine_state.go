@@ -196,6 +196,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	s.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	s.strs = timeline.NewStrings()
 	s.b = timeline.NewBuilder(s.strs, len(topo.CPUs))
+	s.b.RequireOrder() // emit hands out events in time order
 	s.b.Grow(eventEstimate(w))
 	s.cSwitch = s.Counter("switch")
 	s.cPreempt = s.Counter("preempt")

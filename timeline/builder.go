@@ -44,6 +44,10 @@ type Builder struct {
 	// time order, so that Finish need not go over them again; dropped,
 	// like online, by the first event out of order.
 	osum *summary
+	// ordered: the producer promised time order (RequireOrder), so the
+	// pid columns the resolver would need to re-resolve merged events
+	// are not kept.
+	ordered bool
 	// unordered: an event arrived before the one added before it, so
 	// Finish merges the per-CPU streams instead of keeping arrival order.
 	unordered bool
@@ -94,13 +98,15 @@ func (b *Builder) Grow(n int) {
 	grow(&b.ctxs, n)
 	grow(&b.states, n)
 	grow(&b.prios, n)
-	grow(&b.tasks, n)
-	grow(&b.others, n)
 	grow(&b.comms, n)
-	grow(&b.ocomms, n)
 	grow(&b.args, n)
 	grow(&b.args2, n)
-	grow(&b.tgids, n)
+	if !b.ordered {
+		grow(&b.tasks, n)
+		grow(&b.others, n)
+		grow(&b.ocomms, n)
+		grow(&b.tgids, n)
+	}
 	if b.online != nil {
 		grow(&b.online.taskOf, n)
 		grow(&b.online.other, n)
@@ -118,6 +124,18 @@ func grow[T any](col *[]T, n int) {
 	c := make([]T, len(*col), len(*col)+n)
 	copy(c, *col)
 	*col = c
+}
+
+// RequireOrder is for a producer that hands out its events in time order
+// (a simulation): the Builder then keeps only what the Timeline holds, not
+// the pids, comms and thread groups that Finish would need to resolve
+// task instances anew from merged events (16 bytes an event), and an event
+// before the one added before it is an error (ErrNotTimeOrdered) instead
+// of merged. Call it before Add and Grow.
+func (b *Builder) RequireOrder() {
+	if b.sum == nil && b.online != nil {
+		b.ordered = true
+	}
 }
 
 // Len returns the number of events added.
@@ -145,6 +163,10 @@ func (b *Builder) Add(ev Event) {
 		b.starts[len(b.times)] = ev.Start
 	}
 	if n := len(b.times); n > 0 && ev.Time < b.times[n-1] {
+		if b.ordered {
+			b.err = fmt.Errorf("event %d (%v at %s) before the one added before it (%s): %w", n, ev.Kind, ev.Time.Seconds(), b.times[n-1].Seconds(), ErrNotTimeOrdered)
+			return
+		}
 		b.unordered = true
 		b.online, b.osum = nil, nil
 	}
@@ -155,13 +177,15 @@ func (b *Builder) Add(ev Event) {
 	b.states = append(b.states, ev.State)
 	p := prioOf(ev.Prio)
 	b.prios = append(b.prios, p)
-	b.tasks = append(b.tasks, ev.Task)
-	b.others = append(b.others, ev.Other)
 	b.comms = append(b.comms, ev.Comm)
-	b.ocomms = append(b.ocomms, ev.OComm)
 	b.args = append(b.args, clamp32(ev.Arg))
 	b.args2 = append(b.args2, clamp32(ev.Arg2))
-	b.tgids = append(b.tgids, ev.TGID)
+	if !b.ordered {
+		b.tasks = append(b.tasks, ev.Task)
+		b.others = append(b.others, ev.Other)
+		b.ocomms = append(b.ocomms, ev.OComm)
+		b.tgids = append(b.tgids, ev.TGID)
+	}
 	if r := b.online; r != nil {
 		r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
 	}

@@ -37,6 +37,8 @@ func TestOnlineResolver(t *testing.T) {
 		}
 		online := timeline.NewBuilder(s.Strings(), 0)
 		batch := timeline.NewBuilder(s.Strings(), 0)
+		ordered := timeline.NewBuilder(s.Strings(), 0)
+		ordered.RequireOrder()
 		timeline.ResolveInFinish(batch)
 		var ev timeline.Event
 		for {
@@ -49,6 +51,7 @@ func TestOnlineResolver(t *testing.T) {
 			}
 			online.Add(ev)
 			batch.Add(ev)
+			ordered.Add(ev)
 		}
 		s.Close()
 		f.Close()
@@ -59,6 +62,13 @@ func TestOnlineResolver(t *testing.T) {
 		b, err := batch.Finish()
 		if err != nil {
 			t.Fatal(err)
+		}
+		o, err := ordered.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(columns(o), columns(a)) || !reflect.DeepEqual(figures(o), figures(a)) {
+			t.Errorf("%s: a Builder that requires order builds another timeline", rel)
 		}
 		if len(a.Tasks) < 50 {
 			t.Fatalf("%s: only %d tasks", rel, len(a.Tasks))
@@ -89,4 +99,32 @@ func figures(tl *timeline.Timeline) any {
 		Markers                []timeline.Marker
 	}{tl.Start, tl.End, tl.ValidStart, tl.ValidStartRule, tl.ValidStartReason, tl.CPUFirst, tl.CPULast, tl.KindCounts,
 		tl.Gaps, tl.LostEvents, tl.HasWaking, tl.HasWakeup, tl.Markers()}
+}
+
+// columns are a Timeline's events and task instances.
+func columns(tl *timeline.Timeline) any {
+	return []any{tl.Times, tl.CPUs, tl.Kinds, tl.Ctxs, tl.States, tl.Prios, tl.Comms, tl.Args, tl.Args2, tl.Tasks, tl.TaskOf, tl.Other}
+}
+
+// TestRequireOrder: a Builder that requires order refuses an event before
+// the one added before it, where another merges them.
+func TestRequireOrder(t *testing.T) {
+	evs := []timeline.Event{
+		{Time: 2000, CPU: 0, Kind: timeline.KindSwitch, Task: 1, Other: 2, State: timeline.StateRunnable},
+		{Time: 1000, CPU: 1, Kind: timeline.KindSwitch, Task: 3, Other: 4, State: timeline.StateRunnable},
+	}
+	b := timeline.NewBuilder(nil, 2)
+	b.RequireOrder()
+	m := timeline.NewBuilder(nil, 2)
+	for _, ev := range evs {
+		b.Add(ev)
+		m.Add(ev)
+	}
+	if _, err := b.Finish(); !errors.Is(err, timeline.ErrNotTimeOrdered) {
+		t.Errorf("Finish of events out of order: got %v, want ErrNotTimeOrdered", err)
+	}
+	tl, err := m.Finish()
+	if err != nil || tl.Len() != 2 || tl.Times[0] != 1000 {
+		t.Errorf("a Builder that merges: %v, %v", tl, err)
+	}
 }
