@@ -10,7 +10,7 @@ func (s *Sim) irqCPU(t, seg int) int {
 	if seg == 0 && tr.state == TaskNew && wk.Kind == WakeStart {
 		return -1
 	}
-	cpu := wk.CPU
+	cpu := int(wk.CPU)
 	if cpu < 0 || cpu >= len(s.cpus) {
 		cpu = int(tr.cpu)
 	}
@@ -36,7 +36,7 @@ func (s *Sim) taskWakeEvent(t, seg int) {
 			return
 		}
 	}
-	cpu := wk.CPU
+	cpu := int(wk.CPU)
 	if cpu < 0 || cpu >= len(s.cpus) {
 		cpu = int(tr.cpu)
 	}
@@ -88,7 +88,7 @@ func (s *Sim) start(t int, wk Wake) {
 	if wk.Kind == WakeAt {
 		tr.state = TaskBlocked
 		tr.seg = -1
-		cpu := wk.CPU
+		cpu := int(wk.CPU)
 		if cpu < 0 || cpu >= len(s.cpus) {
 			cpu = int(tr.cpu)
 		}

@@ -145,16 +145,17 @@ const (
 )
 
 type xwake struct {
-	kind   WakeKind
-	waker  timeline.TaskID
-	work   int64 // units
-	at     timeline.Time
-	delay  int64
+	waker timeline.TaskID
+	cpu   int32
+	kind  WakeKind
+	sync  bool
+	ipi   bool  // ... a wakeup onto another CPU whose wakee preempted the task there: a resched IPI was sent
+	work  int64 // units
+	at    timeline.Time
+	delay int64
+	// period of a periodic timer
 	period int64
-	cpu    int
-	sync   bool
 	cost   int64 // for a task wake, the waker's sched_waking to sched_wakeup on its CPU (ns); 0: not measured
-	ipi    bool  // ... a wakeup onto another CPU whose wakee preempted the task there: a resched IPI was sent
 }
 
 type xseg struct {
@@ -493,7 +494,7 @@ func (x *extractor) doSwitch(i int, t timeline.Time, cpu int) {
 			x.begin(next, cpu)
 		case xSleeping:
 			// Switched in with no wakeup seen (lost or missing event).
-			xt.segs.Add(xseg{wake: xwake{kind: WakeAt, at: t, cpu: cpu}})
+			xt.segs.Add(xseg{wake: xwake{kind: WakeAt, at: t, cpu: int32(cpu)}})
 			xt.external++
 		case xDead:
 			return
@@ -547,7 +548,7 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 	case irq || waker == timeline.NoTask || (int(waker) < len(tl.Tasks) && tl.Tasks[waker].Idle) ||
 		(x.isTask(waker) && ksoftirqd.MatchString(tl.TaskName(waker))):
 		if waker == timeline.NoTask && !irq {
-			wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+			wk = xwake{kind: WakeAt, at: t, cpu: int32(cpu)}
 			xt.external++
 			break
 		}
@@ -555,9 +556,9 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 		if !first && xt.blockAt != timeline.NoTime {
 			delay = int64(t - xt.blockAt)
 		}
-		wk = xwake{kind: WakeTimer, delay: delay, cpu: cpu}
+		wk = xwake{kind: WakeTimer, delay: delay, cpu: int32(cpu)}
 		if first {
-			wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+			wk = xwake{kind: WakeAt, at: t, cpu: int32(cpu)}
 		}
 	case x.isTask(waker) && x.xs[waker].state == xRunning && waker != id:
 		wk = xwake{kind: WakeTask, waker: waker, work: x.workNow(waker, t)}
@@ -568,7 +569,7 @@ func (x *extractor) doWake(i int, t timeline.Time, cpu int) {
 			xt.irqGuess = true
 		}
 	default:
-		wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+		wk = xwake{kind: WakeAt, at: t, cpu: int32(cpu)}
 		xt.external++
 	}
 	if wk.kind == WakeTimer {
@@ -694,7 +695,7 @@ func (x *extractor) doWakeNew(i int, t timeline.Time, cpu int) {
 	if x.isTask(parent) && x.xs[parent].state == xRunning {
 		wk = xwake{kind: WakeFork, waker: parent, work: x.workNow(parent, t)}
 	} else {
-		wk = xwake{kind: WakeAt, at: t, cpu: cpu}
+		wk = xwake{kind: WakeAt, at: t, cpu: int32(cpu)}
 		xt.external++
 	}
 	xt.firstCPU = int(tl.Args[i])

@@ -85,7 +85,7 @@ func (x *extractor) build() (*Workload, error) {
 					wk.Slept, wk.Delay = wk.Delay, 0
 				}
 				if wi := index[sg.wake.waker]; wi >= 0 {
-					wk.Waker = wi
+					wk.Waker = int32(wi)
 					wk.Work = sg.wake.work >> unitShift
 					if wk.Kind == WakeTask && sg.wake.cost > 0 {
 						wk.Cost, wk.CostIPI = sg.wake.cost, sg.wake.ipi
@@ -121,7 +121,7 @@ func (x *extractor) build() (*Workload, error) {
 				if d := demand[wk.Waker]; wk.Work > d && w.Tasks[wk.Waker].End != EndRun {
 					wk.Work = d
 				}
-				if wk.Waker == k {
+				if int(wk.Waker) == k {
 					*wk = Wake{Kind: WakeAt, At: w.Start, CPU: -1}
 				}
 			}

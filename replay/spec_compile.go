@@ -96,7 +96,7 @@ func (p *specParser) compile() (*Spec, error) {
 			}
 			for k, si := range segIdx {
 				wk := &ct.tk.Segments[si].Wake
-				*wk = Wake{Kind: WakeTask, Waker: wi, Work: recs[k].work, Sync: recs[k].sync, CPU: -1}
+				*wk = Wake{Kind: WakeTask, Waker: int32(wi), Work: recs[k].work, Sync: recs[k].sync, CPU: -1}
 			}
 		}
 		if ct.forkOnly {
@@ -104,7 +104,7 @@ func (p *specParser) compile() (*Spec, error) {
 			if !ok {
 				return nil, p.errf(ct.line, "task "+ct.name, "declared \"start fork\" but no task forks it")
 			}
-			ct.tk.Segments[0].Wake = Wake{Kind: WakeFork, Waker: forkParent[ti], Work: rec.work, CPU: -1}
+			ct.tk.Segments[0].Wake = Wake{Kind: WakeFork, Waker: int32(forkParent[ti]), Work: rec.work, CPU: -1}
 		}
 	}
 	keys := make([][2]int, 0, len(wakes))
@@ -421,7 +421,7 @@ func (u *unroller) run(body []specStmt) error {
 					if err != nil || n < 0 || n >= topology.MaxCPUs {
 						return u.errf(st.line, rec, "cpu: want a CPU number, got %q", st.args[2])
 					}
-					wk.CPU = n
+					wk.CPU = int32(n)
 				} else if len(st.args) != 1 {
 					return u.errf(st.line, rec, "want \"irq DURATION [cpu N]\"")
 				}

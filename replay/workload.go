@@ -453,29 +453,32 @@ func (k *WakeKind) UnmarshalText(b []byte) error {
 
 // Wake is what makes a task runnable at the start of a segment.
 type Wake struct {
-	Kind  WakeKind `json:"kind"`
-	Waker int      `json:"waker,omitempty"` // WakeTask, WakeFork: index of the waking task in Workload.Tasks
+	// Waker is, for WakeTask and WakeFork, the index of the waking task in
+	// Workload.Tasks.
+	Waker int32 `json:"waker,omitempty"`
+	// CPU is where a timer, interrupt or outside wakeup is raised; -1 means
+	// the CPU the task last ran on.
+	CPU  int32    `json:"cpu"`
+	Kind WakeKind `json:"kind"`
+	// Sync is the WF_SYNC hint (the waker is about to sleep).
+	Sync bool `json:"sync,omitempty"`
+	// CostIPI says the wake sent a resched IPI (its wakee, on another CPU,
+	// preempted the task there); see Cost.
+	CostIPI bool `json:"cost_ipi,omitempty"`
 	// Work is the waker's cumulative work (ns at capacity 1024, counted
 	// from its first segment) at which it wakes this task.
 	Work   int64         `json:"work,omitempty"`
 	At     timeline.Time `json:"at_ns,omitempty"`  // WakeStart, WakeAt
 	Delay  int64         `json:"delay,omitempty"`  // WakeTimer, WakeIRQ: ns after blocking
 	Period int64         `json:"period,omitempty"` // WakeTimer: period of a periodic timer
-	// CPU is where a timer, interrupt or outside wakeup is raised; -1 means
-	// the CPU the task last ran on.
-	CPU int `json:"cpu"`
-	// Sync is the WF_SYNC hint (the waker is about to sleep).
-	Sync bool `json:"sync,omitempty"`
 	// Slept is, for WakeTask, how long the sleep this wake ended lasted
 	// in the recording (ns; 0 if not known). WakeLateAny uses it.
 	Slept int64 `json:"slept,omitempty"`
 	// Cost is, for WakeTask, what the wake cost its waker in the
 	// recording: sched_waking to sched_wakeup on the waker's CPU (ns), time
 	// the waker's Work includes; 0 if not measured (a wake queued on the
-	// target's wake list is emitted there). CostIPI says the wake sent a
-	// resched IPI (its wakee, on another CPU, preempted the task there).
-	Cost    int64 `json:"cost,omitempty"`
-	CostIPI bool  `json:"cost_ipi,omitempty"`
+	// target's wake list is emitted there).
+	Cost int64 `json:"cost,omitempty"`
 }
 
 // UnmarshalJSON reads a Wake; a missing "cpu" means -1.
@@ -611,10 +614,10 @@ func (w *Workload) Validate(ncpu int) error {
 				return fmt.Errorf("%s segment %d: unknown wake kind %d", name(), j, wk.Kind)
 			}
 			if wk.Kind == WakeTask || wk.Kind == WakeFork {
-				if wk.Waker < 0 || wk.Waker >= n {
+				if wk.Waker < 0 || int(wk.Waker) >= n {
 					return fmt.Errorf("%s segment %d: waker %d out of range (%d tasks)", name(), j, wk.Waker, n)
 				}
-				if wk.Waker == i {
+				if int(wk.Waker) == i {
 					return fmt.Errorf("%s segment %d: a task cannot wake itself while it sleeps", name(), j)
 				}
 				if wk.Work < 0 {
@@ -624,7 +627,7 @@ func (w *Workload) Validate(ncpu int) error {
 			if (wk.Kind == WakeTimer || wk.Kind == WakeIRQ) && (wk.Delay < 0 || wk.Period < 0) {
 				return fmt.Errorf("%s segment %d: negative timer delay or period", name(), j)
 			}
-			if ncpu > 0 && wk.CPU >= ncpu {
+			if ncpu > 0 && int(wk.CPU) >= ncpu {
 				return fmt.Errorf("%s segment %d: wake CPU %d, the machine has %d", name(), j, wk.CPU, ncpu)
 			}
 		}
@@ -647,7 +650,7 @@ func (w *Workload) Validate(ncpu int) error {
 			wk := w.Tasks[i].Segments[0].Wake
 			next := -1
 			if wk.Kind == WakeFork {
-				next = wk.Waker
+				next = int(wk.Waker)
 			}
 			defer func(i int) { state[i] = 2 }(i)
 			i = next

@@ -123,7 +123,7 @@ func renumberCPUs(w *replay.Workload, topo *topology.Topology, keep topology.CPU
 		}
 		t.CPU = mapCPU(t.CPU)
 		for j := range t.Segments {
-			t.Segments[j].Wake.CPU = mapCPU(t.Segments[j].Wake.CPU)
+			t.Segments[j].Wake.CPU = int32(mapCPU(int(t.Segments[j].Wake.CPU)))
 		}
 	}
 	if len(w.Speed) == n {
@@ -208,7 +208,7 @@ func presentCPUs(tl *timeline.Timeline, w *replay.Workload, topo *topology.Topol
 			markSet(a.CPUs)
 		}
 		for j := range t.Segments {
-			mark(t.Segments[j].Wake.CPU)
+			mark(int(t.Segments[j].Wake.CPU))
 		}
 	}
 	for _, g := range w.Unobserved {
