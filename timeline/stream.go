@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -65,6 +66,45 @@ type summaryOnly struct {
 	walked   bool
 	coverage Coverage // what the first read's reader proved
 	evidence string
+	// gaps added besides the events' (AddGaps), which the second read's
+	// events do not show either
+	added []Gap
+}
+
+// AddGaps adds stretches that no event shows to a summary Timeline not yet
+// walked (a modeled schedule's, where the recording it replays saw
+// nothing), as a loaded Timeline's caller appends them to Gaps: kept in
+// the order of their ends, after the gaps of the same end already there.
+// The walk then treats them as it does the events' gaps.
+func (tl *Timeline) AddGaps(gs []Gap) error {
+	if tl.summary == nil || tl.summary.walked {
+		return errors.New("AddGaps: not a summary timeline that a walk has yet to read")
+	}
+	tl.summary.added = append(tl.summary.added, gs...)
+	tl.Gaps = append(tl.Gaps, gs...)
+	sortGaps(tl.Gaps)
+	return nil
+}
+
+// SummaryCopy returns a copy of the summary Timeline tl, not yet walked,
+// for one more walk of the same events (timeline.EventLog can hand them
+// out again): it has tl's figures, and its own tasks and inconsistencies
+// once walked.
+func (tl *Timeline) SummaryCopy() (*Timeline, error) {
+	if tl.summary == nil || tl.summary.walked {
+		return nil, errors.New("SummaryCopy: not a summary timeline that a walk has yet to read")
+	}
+	c := *tl
+	so := *tl.summary
+	c.summary = &so
+	c.Gaps = slices.Clone(tl.Gaps)
+	c.CPUFirst, c.CPULast = slices.Clone(tl.CPUFirst), slices.Clone(tl.CPULast)
+	return &c, nil
+}
+
+// sortGaps orders gaps by their ends, keeping the order of equal ones.
+func sortGaps(gs []Gap) {
+	slices.SortStableFunc(gs, func(a, b Gap) int { return cmp.Compare(a.End, b.End) })
 }
 
 // Summary reports whether tl is a summary Timeline (NewSummaryBuilder): it
@@ -228,6 +268,10 @@ func (s *StreamWalk) differs() string {
 		return "CPUs"
 	}
 	s.sum.apply(b, a.summary.coverage, a.summary.evidence)
+	if len(a.summary.added) > 0 {
+		b.Gaps = append(b.Gaps, a.summary.added...)
+		sortGaps(b.Gaps)
+	}
 	switch {
 	case !slices.Equal(a.CPUFirst, b.CPUFirst):
 		return "first event of each CPU"

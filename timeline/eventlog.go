@@ -1,0 +1,198 @@
+package timeline
+
+import (
+	"encoding/binary"
+	"fmt"
+	"iter"
+)
+
+// EventLog keeps events in the order they were added, each in a few bytes:
+// variable-length integers, the time as the difference from the event
+// before, pids and comms as they are. It is for a producer that must hold
+// its events until a walk can start (a simulation, whose summary is known
+// only when it ends) in less memory than a Builder's columns: a modeled
+// schedule's events take 12 to 20 bytes here against 34 there. Events
+// reads every field back as it was added.
+type EventLog struct {
+	blocks [][]byte
+	n      int
+	last   Time // the time of the latest event
+}
+
+// logBlock is the size of a block; an event never spans two.
+const logBlock = 64 << 10
+
+// maxEventBytes bounds one encoded event: a header byte, then at most
+// thirteen varints of at most ten bytes.
+const maxEventBytes = 1 + 13*binary.MaxVarintLen64
+
+// Event header bits: which optional fields follow the kind.
+const (
+	logStart = 1 << iota // Start != NoTime
+	logCtx               // Ctx != 0
+	logState             // State != 0
+	logOther             // Other, OComm, OPrio
+	logArgs              // Arg, Arg2 != 0
+	logTGID              // TGID != -1
+)
+
+// Add appends ev.
+func (l *EventLog) Add(ev Event) {
+	k := len(l.blocks) - 1
+	if k < 0 || cap(l.blocks[k])-len(l.blocks[k]) < maxEventBytes {
+		l.blocks = append(l.blocks, make([]byte, 0, logBlock))
+		k++
+	}
+	b := l.blocks[k]
+	var h byte
+	if ev.Start != NoTime {
+		h |= logStart
+	}
+	if ev.Ctx != 0 {
+		h |= logCtx
+	}
+	if ev.State != 0 {
+		h |= logState
+	}
+	if ev.Other != NoTID || ev.OComm != NoComm || ev.OPrio != -1 {
+		h |= logOther
+	}
+	if ev.Arg != 0 || ev.Arg2 != 0 {
+		h |= logArgs
+	}
+	if ev.TGID != -1 {
+		h |= logTGID
+	}
+	prev := l.last
+	if l.n == 0 {
+		prev = 0
+	}
+	b = append(b, h, byte(ev.Kind))
+	b = binary.AppendVarint(b, int64(ev.Time-prev))
+	b = binary.AppendVarint(b, int64(ev.CPU))
+	b = binary.AppendVarint(b, int64(ev.Task))
+	b = binary.AppendUvarint(b, uint64(ev.Comm))
+	b = binary.AppendVarint(b, int64(ev.Prio))
+	if h&logStart != 0 {
+		b = binary.AppendVarint(b, int64(ev.Time-ev.Start))
+	}
+	if h&logCtx != 0 {
+		b = append(b, byte(ev.Ctx))
+	}
+	if h&logState != 0 {
+		b = binary.AppendUvarint(b, uint64(ev.State))
+	}
+	if h&logOther != 0 {
+		b = binary.AppendVarint(b, int64(ev.Other))
+		b = binary.AppendUvarint(b, uint64(ev.OComm))
+		b = binary.AppendVarint(b, int64(ev.OPrio))
+	}
+	if h&logArgs != 0 {
+		b = binary.AppendVarint(b, ev.Arg)
+		b = binary.AppendVarint(b, ev.Arg2)
+	}
+	if h&logTGID != 0 {
+		b = binary.AppendVarint(b, int64(ev.TGID))
+	}
+	l.blocks[k] = b
+	l.n++
+	l.last = ev.Time
+}
+
+// Drop lets go of the events, once nothing will read them again.
+func (l *EventLog) Drop() { *l = EventLog{} }
+
+// Len returns how many events the log holds.
+func (l *EventLog) Len() int { return l.n }
+
+// Bytes returns the memory the log's blocks take.
+func (l *EventLog) Bytes() int { return len(l.blocks) * logBlock }
+
+// Events yields the events in the order they were added, each in the same
+// Event (valid until the next), with every field as Add was given it.
+func (l *EventLog) Events() iter.Seq[*Event] {
+	return func(yield func(*Event) bool) {
+		var ev Event
+		t := Time(0)
+		for _, b := range l.blocks {
+			d := logDecoder{b: b}
+			for d.pos < len(b) {
+				d.event(&ev, t)
+				if d.bad {
+					panic(fmt.Sprintf("timeline: EventLog: event at byte %d of a block does not decode", d.pos))
+				}
+				t = ev.Time
+				if !yield(&ev) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// logDecoder reads events back from one block.
+type logDecoder struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+func (d *logDecoder) varint() int64 {
+	v, n := binary.Varint(d.b[d.pos:])
+	if n <= 0 {
+		d.bad, n = true, len(d.b)-d.pos
+	}
+	d.pos += n
+	return v
+}
+
+func (d *logDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b[d.pos:])
+	if n <= 0 {
+		d.bad, n = true, len(d.b)-d.pos
+	}
+	d.pos += n
+	return v
+}
+
+func (d *logDecoder) byte() byte {
+	if d.pos >= len(d.b) {
+		d.bad = true
+		return 0
+	}
+	d.pos++
+	return d.b[d.pos-1]
+}
+
+// event decodes the next event into ev; prev is the time of the one
+// before (0 for the first).
+func (d *logDecoder) event(ev *Event, prev Time) {
+	h := d.byte()
+	*ev = Event{Kind: Kind(d.byte()), Start: NoTime, Other: NoTID, OComm: NoComm, OPrio: -1, TGID: -1}
+	ev.Time = prev + Time(d.varint())
+	ev.CPU = CPU(d.varint())
+	ev.Task = TID(d.varint())
+	ev.Comm = CommID(d.uvarint())
+	ev.Prio = int16(d.varint())
+	if h&logStart != 0 {
+		ev.Start = ev.Time - Time(d.varint())
+	}
+	if h&logCtx != 0 {
+		ev.Ctx = Context(d.byte())
+	}
+	if h&logState != 0 {
+		ev.State = State(d.uvarint())
+	}
+	if h&logOther != 0 {
+		ev.Other = TID(d.varint())
+		ev.OComm = CommID(d.uvarint())
+		ev.OPrio = int16(d.varint())
+	}
+	if h&logArgs != 0 {
+		ev.Arg = d.varint()
+		ev.Arg2 = d.varint()
+	}
+	if h&logTGID != 0 {
+		ev.TGID = int32(d.varint())
+	}
+}
