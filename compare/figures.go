@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -188,6 +189,56 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 		return nil, err
 	}
 	return FromMetrics(tl, acc, an, o.Filter), nil
+}
+
+// MeasureEvents is Measure over a summary Timeline (Timeline.Summary)
+// whose events log holds (a modeled schedule), for each of scopes: a walk
+// of the log each, one analysis at a time, so that what each holds is let
+// go before the next. After the last walk, when its scope says DropEvents,
+// the log is dropped and its memory given back to the system before the
+// analysis proper allocates, as Measure does with a Timeline's events.
+// sum gets the events' tasks.
+func MeasureEvents(sum *timeline.Timeline, log *timeline.EventLog, scopes ...Options) ([]*Side, error) {
+	sides := make([]*Side, len(scopes))
+	for i, o := range scopes {
+		last := i == len(scopes)-1
+		tl := sum
+		if !last {
+			var err error
+			if tl, err = sum.SummaryCopy(); err != nil {
+				return nil, err
+			}
+		}
+		win := o.Window
+		if win == (metrics.Window{}) {
+			win = metrics.DefaultWindow(tl)
+		}
+		sa, err := metrics.NewStreamAnalysis(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter,
+			NoSamples: true, TaskWakeups: true})
+		if err != nil {
+			return nil, err
+		}
+		acc := metrics.NewAccountant(tl, win)
+		sinks := metrics.Sinks{sa, acc}
+		w, err := tl.NewStreamWalk(sinks.Span, sinks.Events)
+		if err != nil {
+			return nil, err
+		}
+		for ev := range log.Events() {
+			w.Add(*ev)
+		}
+		ws, err := w.Finish()
+		if err != nil {
+			return nil, err
+		}
+		if last && o.DropEvents {
+			log.Drop()
+			debug.FreeOSMemory()
+		}
+		an := sa.Finish(ws, o.Affinity)
+		sides[i] = FromMetrics(tl, acc.Result(ws), an, o.Filter)
+	}
+	return sides, nil
 }
 
 // FromMetrics builds a Side from the accounting and the analysis of tl

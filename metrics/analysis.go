@@ -385,11 +385,13 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	// Size the segment lists from the events: a switch ends at most one
 	// run; idle spans end at switches away from idle; waits start at a
 	// waking (or wakeup), a wakeup_new or a switch-out in R/R+. A streamed
-	// walk has only the counts of each kind: every switch may end an idle
-	// span or a preemption (the lists reserve more than they fill).
+	// walk has only the counts of each kind: it reserves room for the
+	// waits that wakeups start and a share of the switches, and the lists
+	// grow past that (reserved for every switch, they cost the zeroing
+	// and a GC goal of all of it).
 	switches := int(tl.KindCounts[timeline.KindSwitch])
 	sw := switches + ncpu
-	toIdle, preempt := ncpu+switches, switches
+	toIdle, preempt := ncpu+min(switches, 4*pruneEvery), min(switches, 4*pruneEvery)
 	if !c.streamed {
 		c.place = indexPlacements(tl)
 		toIdle, preempt = ncpu, 0

@@ -19,6 +19,9 @@ func (s *Sim) emit(ev timeline.Event) {
 		return
 	}
 	s.b.Add(ev)
+	if s.log != nil {
+		s.log.Add(ev)
+	}
 }
 
 // hidden reports whether time t on cpu falls strictly inside one of the

@@ -92,6 +92,13 @@ type Options struct {
 	// the per-task results and counters are kept. For parameter sweeps and
 	// for measuring the simulation alone.
 	Discard bool
+	// Log keeps the modeled events in a compact log (Result.Events) for
+	// a caller that only walks them once (to measure the run), instead of
+	// a Timeline's columns: Result.Timeline is then a summary Timeline,
+	// for Timeline.NewStreamWalk fed from Result.Events, that has every
+	// figure of the events (the recording's unobserved stretches among its
+	// gaps) but not the events. About half the memory.
+	Log bool
 }
 
 // DefaultOptions returns the options the command line uses: HZ 250, a 2 µs

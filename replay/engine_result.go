@@ -11,8 +11,11 @@ import (
 // Result is the outcome of Simulate.
 type Result struct {
 	Timeline *timeline.Timeline
-	Policy   string
-	Tasks    []TaskResult
+	// Events are the modeled events, with Options.Log (Timeline is then
+	// their summary); nil otherwise.
+	Events *timeline.EventLog
+	Policy string
+	Tasks  []TaskResult
 	// Counters are the engine's and the policy's event counts, by name
 	// ("switch", "preempt", "migrate", "lb.newidle.pulled", ...).
 	Counters map[string]int64
@@ -43,6 +46,18 @@ type TaskResult struct {
 	Latencies  []int64       // every sample, when Options.KeepLatencies
 }
 
+// unobservedGaps are the stretches the recording did not observe, on the
+// modeled timeline's CPUs.
+func (s *Sim) unobservedGaps(ncpu int) []timeline.Gap {
+	var gs []timeline.Gap
+	for _, g := range s.w.Unobserved {
+		if int(g.CPU) < ncpu {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
 // finish charges the running tasks up to the stop time, builds the
 // timeline and collects the per-task results and counters.
 func (s *Sim) finish() (*Result, error) {
@@ -52,7 +67,18 @@ func (s *Sim) finish() (*Result, error) {
 		}
 	}
 	var tl *timeline.Timeline
-	if !s.opts.Discard {
+	switch {
+	case s.opts.Discard:
+	case s.log != nil:
+		var err error
+		if tl, err = s.b.Finish(); err != nil {
+			return nil, fmt.Errorf("replay: summarizing the modeled events: %w", err)
+		}
+		tl.Topology = s.topo
+		if err := tl.AddGaps(s.unobservedGaps(tl.NCPU)); err != nil {
+			return nil, err
+		}
+	default:
 		var err error
 		if tl, err = s.b.Finish(); err != nil {
 			return nil, fmt.Errorf("replay: building timeline: %w", err)
@@ -61,14 +87,10 @@ func (s *Sim) finish() (*Result, error) {
 		// Inconsistencies are those of the events alone, found before
 		// the stretches the recording did not observe become gaps.
 		tl.Inconsistencies()
-		for _, g := range s.w.Unobserved {
-			if int(g.CPU) < tl.NCPU {
-				tl.Gaps = append(tl.Gaps, g)
-			}
-		}
+		tl.Gaps = append(tl.Gaps, s.unobservedGaps(tl.NCPU)...)
 		slices.SortStableFunc(tl.Gaps, func(a, b timeline.Gap) int { return cmp.Compare(a.End, b.End) })
 	}
-	r := &Result{Timeline: tl, Policy: s.pol.Name(), Start: s.w.Start, End: s.now, Steps: s.steps, Emitted: s.emitted, Counters: map[string]int64{}}
+	r := &Result{Timeline: tl, Events: s.log, Policy: s.pol.Name(), Start: s.w.Start, End: s.now, Steps: s.steps, Emitted: s.emitted, Counters: map[string]int64{}}
 	for name, c := range s.counters {
 		r.Counters[name] = *c
 	}

@@ -122,6 +122,7 @@ type Sim struct {
 	rng        *rand.Rand
 
 	b                     *timeline.Builder
+	log                   *timeline.EventLog // with Options.Log
 	strs                  *timeline.Strings
 	emitted               int64
 	steps                 int64
@@ -195,9 +196,15 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 	}
 	s.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	s.strs = timeline.NewStrings()
-	s.b = timeline.NewBuilder(s.strs, len(topo.CPUs))
-	s.b.RequireOrder() // emit hands out events in time order
-	s.b.Grow(eventEstimate(w))
+	if opts.Log {
+		// The events go to the log, their summary to the Builder.
+		s.log = &timeline.EventLog{}
+		s.b = timeline.NewSummaryBuilder(s.strs, len(topo.CPUs))
+	} else {
+		s.b = timeline.NewBuilder(s.strs, len(topo.CPUs))
+		s.b.RequireOrder() // emit hands out events in time order
+		s.b.Grow(eventEstimate(w))
+	}
 	s.cSwitch = s.Counter("switch")
 	s.cPreempt = s.Counter("preempt")
 	s.cWake = s.Counter("wakeup")

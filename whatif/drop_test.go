@@ -12,10 +12,20 @@ import (
 // after a recording measured beforehand with its events dropped, gives
 // the figures of a run that keeps both, over the recording's window and
 // over the whole run (the modeled run goes on past the recording, so its
-// schedule is measured twice and drops its events at the second).
+// schedule is measured twice and drops its events at the second). Such a
+// run keeps its events in a log (replay.Options.Log), walked once for each
+// measure, where the other keeps a timeline: on a recording with lost
+// events, the stretches it did not observe are gaps of both.
 func TestDropSchedules(t *testing.T) {
-	const path = "../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz"
-	for _, whole := range []bool{false, true} {
+	for _, tc := range []struct {
+		path  string
+		whole bool
+	}{
+		{"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz", false},
+		{"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz", true},
+		{"../fixtures/real/ftrace-overflow/trace.txt.gz", false},
+	} {
+		path, whole := tc.path, tc.whole
 		load := func() *ingest.Loaded {
 			ld, err := ingest.Load(path, ingest.Options{})
 			if err != nil {
@@ -49,14 +59,21 @@ func TestDropSchedules(t *testing.T) {
 		if !drop.Timeline.Summary() || !got.Result.Timeline.Summary() || want.Result.Timeline.Summary() || keep.Timeline.Summary() {
 			t.Fatal("events dropped where they should not be, or kept")
 		}
+		if gaps := len(want.Result.Timeline.Gaps); !reflect.DeepEqual(got.Result.Timeline.Gaps, want.Result.Timeline.Gaps) ||
+			gaps == 0 && path == "../fixtures/real/ftrace-overflow/trace.txt.gz" {
+			t.Errorf("%s: the schedules' gaps differ, or none (%d)", path, gaps)
+		}
+		if got.Result.Events != nil || !reflect.DeepEqual(got.Result.Timeline.Tasks, want.Result.Timeline.Tasks) {
+			t.Errorf("%s: the logged schedule's events are kept, or its tasks differ", path)
+		}
 		if got.Result.Timeline.Len() != want.Result.Timeline.Len() {
-			t.Errorf("whole %v: the schedule counts %d events, want %d", whole, got.Result.Timeline.Len(), want.Result.Timeline.Len())
+			t.Errorf("%s whole %v: the schedule counts %d events, want %d", path, whole, got.Result.Timeline.Len(), want.Result.Timeline.Len())
 		}
 		if !reflect.DeepEqual(rec, want.Recorded) {
-			t.Errorf("whole %v: recorded figures differ", whole)
+			t.Errorf("%s whole %v: recorded figures differ", path, whole)
 		}
 		if !reflect.DeepEqual(got.Modeled, want.Modeled) || !reflect.DeepEqual(got.Notes, want.Notes) {
-			t.Errorf("whole %v: modeled figures differ", whole)
+			t.Errorf("%s whole %v: modeled figures differ", path, whole)
 		}
 		if want.Result.Timeline.End <= want.Window.End {
 			t.Error("the modeled run does not go on past the recording: the schedule is measured once, not twice")

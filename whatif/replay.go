@@ -314,6 +314,10 @@ func recordingScope(tl *timeline.Timeline, o Options) (*topology.Topology, metri
 }
 
 // run is Run, dropping the schedule's events once measured when drop.
+// logRuns says whether a run measured and dropped keeps its events in a
+// log (replay.Options.Log); tests turn it off to compare with a timeline.
+var logRuns = true
+
 func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side, drop bool) (*Run, error) {
 	model, err := policies.New(pr.cfg)
 	if err != nil {
@@ -322,6 +326,10 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	w, o, topo, win := pr.w, pr.o, pr.topo, pr.win
 	ro := pr.ro
 	ro.Seed, ro.Progress = seed, progress
+	// A run measured and dropped keeps its events in a log, walked once,
+	// in half the memory of a timeline; one renumbered to the trace's CPUs
+	// needs the timeline.
+	ro.Log = drop && pr.kept == nil && logRuns
 	res, err := replay.Simulate(w, topo, model, ro)
 	if err != nil {
 		return nil, err
@@ -342,19 +350,32 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	sim := res.Timeline
 	simWin := metrics.Window{Start: max(win.Start, sim.ValidStart), End: min(win.End, sim.End)}
 	overrun := sim.End > win.End
-	// The last measure of the schedule may drop its events.
-	mod, err := compare.Measure(sim, compare.Options{Window: simWin, Topology: topo, Filter: o.Filter, DropEvents: drop && !overrun})
+	scopes := []compare.Options{{Window: simWin, Topology: topo, Filter: o.Filter, DropEvents: drop && !overrun}}
+	if overrun {
+		// The run went on past the recording: completion takes all of it.
+		scopes = append(scopes, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter, DropEvents: drop})
+	}
+	var sides []*compare.Side
+	if res.Events != nil {
+		sides, err = compare.MeasureEvents(sim, res.Events, scopes...)
+		res.Events = nil
+	} else {
+		// The last measure of the schedule may drop its events.
+		sides = make([]*compare.Side, len(scopes))
+		for i, sc := range scopes {
+			if sides[i], err = compare.Measure(sim, sc); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	mod := sides[0]
 	// This run's assumptions: the workload's, then its own.
 	asm := slices.Clip(w.Assumptions) // appended to, never w's
 	if overrun {
-		// The run went on past the recording: completion takes all of it.
-		whole, err := compare.Measure(sim, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter, DropEvents: drop})
-		if err != nil {
-			return nil, err
-		}
+		whole := sides[1]
 		measured := "completion counts all of it, every other figure the recording's window"
 		if o.WholeRun {
 			mod, measured = whole, "every figure counts all of it, as a real run is measured over its whole length"
