@@ -353,23 +353,41 @@ type Loaded struct {
 // Load reads the whole trace at path into a Timeline. Under opts.Lenient
 // malformed records are skipped and counted in Meta.Skipped.
 func Load(path string, opts parse.Options) (*Loaded, error) {
+	ld, err := loadFile(path, opts, true)
+	if errors.Is(err, timeline.ErrNotTimeOrdered) {
+		// Text out of time order, which a file of a text format seldom
+		// is: read it again, keeping what the merge needs.
+		ld, err = loadFile(path, opts, false)
+	}
+	return ld, err
+}
+
+// loadFile loads the trace file at path. With inOrder, a file of a format
+// whose events come in time order (the text formats; not standard input,
+// which cannot be read again) is read into a Builder that requires order
+// (timeline.Builder.RequireOrder: 16 bytes an event less), and the first
+// event out of order stops the read with timeline.ErrNotTimeOrdered.
+func loadFile(path string, opts parse.Options, inOrder bool) (*Loaded, error) {
 	s, err := Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, path, opts.MaxEvents, opts.Progress)
+	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && streamFormats[s.family])
 }
 
-func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int)) (*Loaded, error) {
+func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int), inOrder bool) (*Loaded, error) {
 	b := timeline.NewBuilder(s.Strings(), 0)
+	if inOrder {
+		b.RequireOrder()
+	}
 	limit, why := eventLimit(maxEvents)
 	if n := s.events; limit <= 0 || int64(n) <= limit {
 		b.Grow(n)
 	} else {
 		b.Grow(int(limit))
 	}
-	if err := feed(s, path, limit, why, progress, b.Add); err != nil {
+	if err := feed(s, path, limit, why, progress, b.Add, b.Err); err != nil {
 		return nil, err
 	}
 	meta := finishMeta(s, b)
@@ -382,8 +400,9 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 }
 
 // feed hands every event of s to add, in the reader's order, up to limit
-// (0: none; why says where the limit comes from), reporting progress.
-func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(timeline.Event)) error {
+// (0: none; why says where the limit comes from), reporting progress; it
+// stops with failed's error once that is not nil (failed may be nil).
+func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(timeline.Event), failed func() error) error {
 	next := s.Next
 	if prefetchFormats[s.Meta().Format] {
 		pf := newPrefetch(s)
@@ -411,8 +430,15 @@ func feed(s *Stream, path string, limit int64, why string, progress func(read, t
 		}
 		add(ev)
 		n++
-		if progress != nil && n&(1<<16-1) == 0 {
-			progress(s.read.n.Load(), s.total, n)
+		if n&(1<<16-1) == 0 {
+			if progress != nil {
+				progress(s.read.n.Load(), s.total, n)
+			}
+			if failed != nil {
+				if err := failed(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if progress != nil {
@@ -470,5 +496,5 @@ func LoadReader(r io.Reader, name string, opts parse.Options) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, name, opts.MaxEvents, opts.Progress)
+	return load(s, name, opts.MaxEvents, opts.Progress, false)
 }

@@ -78,13 +78,13 @@ func TestPresizedPerfData(t *testing.T) {
 	}
 	s := open()
 	est := s.events
-	sized, err := load(s, f, 0, nil)
+	sized, err := load(s, f, 0, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s = open()
 	s.events = 0
-	unsized, err := load(s, f, 0, nil)
+	unsized, err := load(s, f, 0, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,6 +138,11 @@ func (b *Builder) RequireOrder() {
 	}
 }
 
+// Err returns what makes Finish fail, once known as the events arrive (a
+// CPU out of range, an event out of order that RequireOrder refuses); nil
+// so far.
+func (b *Builder) Err() error { return b.err }
+
 // Len returns the number of events added.
 func (b *Builder) Len() int {
 	if b.sum != nil {
