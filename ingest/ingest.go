@@ -363,8 +363,9 @@ func Load(path string, opts parse.Options) (*Loaded, error) {
 }
 
 // loadFile loads the trace file at path. With inOrder, a file of a format
-// whose events come in time order (the text formats; not standard input,
-// which cannot be read again) is read into a Builder that requires order
+// whose events come in time order (the text formats, and perf.data, whose
+// reader orders them as perf does; not standard input, which cannot be
+// read again) is read into a Builder that requires order
 // (timeline.Builder.RequireOrder: 16 bytes an event less), and the first
 // event out of order stops the read with timeline.ErrNotTimeOrdered.
 func loadFile(path string, opts parse.Options, inOrder bool) (*Loaded, error) {
@@ -373,7 +374,7 @@ func loadFile(path string, opts parse.Options, inOrder bool) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && streamFormats[s.family])
+	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && (streamFormats[s.family] || s.family == "perf.data"))
 }
 
 func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int), inOrder bool) (*Loaded, error) {

@@ -11,7 +11,7 @@ import (
 	"github.com/schedlens/schedlens/timeline"
 )
 
-// TestLoadInOrder: a text trace file is loaded into a Builder that
+// TestLoadInOrder: a text trace file (or perf.data) is loaded into a Builder that
 // requires time order (it keeps 16 bytes an event less), and one whose
 // events are out of order is read again into one that merges them; either
 // way the Timeline is the one a load of the same bytes from a reader (no
@@ -65,6 +65,26 @@ func TestLoadInOrder(t *testing.T) {
 		if !sameTimeline(got.Timeline, want.Timeline) || !reflect.DeepEqual(got.Meta, want.Meta) {
 			t.Errorf("%s: the loaded Timeline differs from a reader's", tc.name)
 		}
+	}
+	// perf.data, whose reader hands out the records in time order.
+	path := real + "perf-hackbench-cyclictest/perf.data.zst"
+	if _, err := loadFile(path, Options{}, true); err != nil {
+		t.Fatalf("perf.data: a load that requires order: %v", err)
+	}
+	got, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadReader(bytes.NewReader(data), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameTimeline(got.Timeline, want.Timeline) {
+		t.Error("perf.data: the loaded Timeline differs from a reader's")
 	}
 }
 
