@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"errors"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -171,6 +172,12 @@ type Options struct {
 	// Measure, which then drops them once walked
 	// (metrics.Options.DropEvents).
 	DropEvents bool
+	// AccountOnly (MeasureEvents) measures the accounting's figures alone
+	// (run, runnable, preemptions, migrations, switches, completion): the
+	// Side has no wakeup latency or idle-with-runnable figures, and costs
+	// no analysis. For a Side that gives only its completion
+	// (Side.TakeCompletion).
+	AccountOnly bool
 }
 
 // Measure computes the figures of tl over the window: per-task times and
@@ -192,62 +199,77 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 }
 
 // MeasureEvents is Measure over a summary Timeline (Timeline.Summary)
-// whose events log holds (a modeled schedule), for each of scopes: a walk
-// of the log each, one analysis at a time, so that what each holds is let
-// go before the next. After the last walk, when its scope says DropEvents,
-// the log is dropped and its memory given back to the system before the
-// analysis proper allocates, as Measure does with a Timeline's events.
-// sum gets the events' tasks.
+// whose events log holds (a modeled schedule), for each of scopes, in one
+// walk of the log. At most one scope may have its analysis (the others
+// are AccountOnly), so that the walk holds one analysis. After the walk,
+// when a scope says DropEvents, the log is dropped and its memory given
+// back to the system before the analysis proper allocates, as Measure
+// does with a Timeline's events. sum gets the events' tasks.
 func MeasureEvents(sum *timeline.Timeline, log *timeline.EventLog, scopes ...Options) ([]*Side, error) {
-	sides := make([]*Side, len(scopes))
+	sas := make([]*metrics.StreamAnalysis, len(scopes))
+	accs := make([]*metrics.Accountant, len(scopes))
+	var sinks metrics.Sinks
+	drop, analyses := false, 0
 	for i, o := range scopes {
-		last := i == len(scopes)-1
-		tl := sum
-		if !last {
-			var err error
-			if tl, err = sum.SummaryCopy(); err != nil {
-				return nil, err
-			}
-		}
 		win := o.Window
 		if win == (metrics.Window{}) {
-			win = metrics.DefaultWindow(tl)
+			win = metrics.DefaultWindow(sum)
 		}
-		sa, err := metrics.NewStreamAnalysis(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter,
-			NoSamples: true, TaskWakeups: true})
-		if err != nil {
-			return nil, err
+		if !o.AccountOnly {
+			if analyses++; analyses > 1 {
+				return nil, errors.New("compare: MeasureEvents: more than one scope with its analysis")
+			}
+			sa, err := metrics.NewStreamAnalysis(sum, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter,
+				NoSamples: true, TaskWakeups: true})
+			if err != nil {
+				return nil, err
+			}
+			sas[i] = sa
+			sinks = append(sinks, sa)
 		}
-		acc := metrics.NewAccountant(tl, win)
-		sinks := metrics.Sinks{sa, acc}
-		w, err := tl.NewStreamWalk(sinks.Span, sinks.Events)
-		if err != nil {
-			return nil, err
+		accs[i] = metrics.NewAccountant(sum, win)
+		sinks = append(sinks, accs[i])
+		drop = drop || o.DropEvents
+	}
+	w, err := sum.NewStreamWalk(sinks.Span, sinks.Events)
+	if err != nil {
+		return nil, err
+	}
+	for ev := range log.Events() {
+		w.Add(*ev)
+	}
+	ws, err := w.Finish()
+	if err != nil {
+		return nil, err
+	}
+	if drop {
+		log.Drop()
+		debug.FreeOSMemory()
+	}
+	sides := make([]*Side, len(scopes))
+	for i, o := range scopes {
+		var an *metrics.Analysis
+		if sas[i] != nil {
+			an = sas[i].Finish(ws, o.Affinity)
 		}
-		for ev := range log.Events() {
-			w.Add(*ev)
-		}
-		ws, err := w.Finish()
-		if err != nil {
-			return nil, err
-		}
-		if last && o.DropEvents {
-			log.Drop()
-			debug.FreeOSMemory()
-		}
-		an := sa.Finish(ws, o.Affinity)
-		sides[i] = FromMetrics(tl, acc.Result(ws), an, o.Filter)
+		sides[i] = FromMetrics(sum, accs[i].Result(ws), an, o.Filter)
 	}
 	return sides, nil
 }
 
 // FromMetrics builds a Side from the accounting and the analysis of tl
 // over one window, for a caller that has them already; an must have been
-// made with flt as its filter.
+// made with flt as its filter. Without an analysis (an nil) the Side has
+// the accounting's figures alone (Options.AccountOnly).
 func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Analysis, flt metrics.Filter) *Side {
-	win := an.Window
+	win := acc.Window
 	restricted := len(flt.PIDs) > 0 || len(flt.Comms) > 0
-	s := &Side{Window: win, Restricted: restricted, Notes: an.Notes}
+	s := &Side{Window: win, Restricted: restricted}
+	if an != nil {
+		s.Window, s.Notes = an.Window, an.Notes
+	} else {
+		an = &metrics.Analysis{}
+	}
 
 	// The selected tasks the accounting saw in the window, with their
 	// scopes (index into comms and classes) and rows; nothing else can

@@ -357,6 +357,16 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	}
 	var sides []*compare.Side
 	if res.Events != nil {
+		// One walk of the log: of the whole run, only its completion is
+		// read, unless it is the figures'; the recording's window then
+		// reads nothing.
+		if overrun {
+			unread := 1
+			if o.WholeRun {
+				unread = 0
+			}
+			scopes[unread].AccountOnly = true
+		}
 		sides, err = compare.MeasureEvents(sim, res.Events, scopes...)
 		res.Events = nil
 	} else {
