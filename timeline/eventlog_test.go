@@ -3,10 +3,7 @@ package timeline_test
 import (
 	"cmp"
 	"encoding/binary"
-	"errors"
-	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -26,30 +23,12 @@ func TestEventLogRoundTrip(t *testing.T) {
 		"qemu-smt8-hackbench/trace.txt.zst",
 		"perfetto-tracebox-hackbench-compact/trace.pftrace.zst",
 	} {
-		f, err := os.Open("../fixtures/real/" + rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := ingest.NewStream(f, ingest.Options{Name: rel})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var log timeline.EventLog
 		var want []timeline.Event
-		var ev timeline.Event
-		for {
-			err := s.Next(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachEvent(t, rel, nil, func(ev timeline.Event) {
 			log.Add(ev)
 			want = append(want, ev)
-		}
-		s.Close()
-		f.Close()
+		})
 		checkLog(t, rel, &log, want)
 		if per := float64(log.Bytes()) / float64(len(want)); per > 24 {
 			t.Errorf("%s: %.1f bytes an event", rel, per)

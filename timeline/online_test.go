@@ -27,34 +27,17 @@ func TestOnlineResolver(t *testing.T) {
 		"perf-hackbench-cyclictest/perf.data.zst",
 		"ftrace-pipe-lost/trace.txt.gz",
 	} {
-		f, err := os.Open("../fixtures/real/" + rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := ingest.NewStream(f, ingest.Options{Name: rel})
-		if err != nil {
-			t.Fatal(err)
-		}
-		online := timeline.NewBuilder(s.Strings(), 0)
-		batch := timeline.NewBuilder(s.Strings(), 0)
-		ordered := timeline.NewBuilder(s.Strings(), 0)
+		strs := timeline.NewStrings()
+		online := timeline.NewBuilder(strs, 0)
+		batch := timeline.NewBuilder(strs, 0)
+		ordered := timeline.NewBuilder(strs, 0)
 		ordered.RequireOrder()
 		timeline.ResolveInFinish(batch)
-		var ev timeline.Event
-		for {
-			err := s.Next(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachEvent(t, rel, strs, func(ev timeline.Event) {
 			online.Add(ev)
 			batch.Add(ev)
 			ordered.Add(ev)
-		}
-		s.Close()
-		f.Close()
+		})
 		a, err := online.Finish()
 		if err != nil {
 			t.Fatal(err)
@@ -126,5 +109,32 @@ func TestRequireOrder(t *testing.T) {
 	tl, err := m.Finish()
 	if err != nil || tl.Len() != 2 || tl.Times[0] != 1000 {
 		t.Errorf("a Builder that merges: %v, %v", tl, err)
+	}
+}
+
+// eachEvent hands every event of the fixture at rel (under
+// fixtures/real) to f, in the reader's order, its comms interned in strs.
+func eachEvent(t *testing.T, rel string, strs *timeline.Strings, f func(timeline.Event)) {
+	t.Helper()
+	file, err := os.Open("../fixtures/real/" + rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	s, err := ingest.NewStream(file, ingest.Options{Name: rel, Strings: strs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ev timeline.Event
+	for {
+		err := s.Next(&ev)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(ev)
 	}
 }
