@@ -139,6 +139,11 @@ type logDecoder struct {
 }
 
 func (d *logDecoder) varint() int64 {
+	if d.pos < len(d.b) && d.b[d.pos] < 0x80 { // one byte, as most are
+		u := uint64(d.b[d.pos])
+		d.pos++
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	v, n := binary.Varint(d.b[d.pos:])
 	if n <= 0 {
 		d.bad, n = true, len(d.b)-d.pos
@@ -148,6 +153,10 @@ func (d *logDecoder) varint() int64 {
 }
 
 func (d *logDecoder) uvarint() uint64 {
+	if d.pos < len(d.b) && d.b[d.pos] < 0x80 {
+		d.pos++
+		return uint64(d.b[d.pos-1])
+	}
 	v, n := binary.Uvarint(d.b[d.pos:])
 	if n <= 0 {
 		d.bad, n = true, len(d.b)-d.pos

@@ -169,3 +169,37 @@ func TestAddGapsSummaryCopy(t *testing.T) {
 		t.Error("gaps added to a walked summary")
 	}
 }
+
+// BenchmarkEventLog adds the events of a real capture to an EventLog and
+// reads them back: ns and bytes an event, both ways.
+func BenchmarkEventLog(b *testing.B) {
+	var evs []timeline.Event
+	eachEvent(b, "ftrace-hackbench-cyclictest/trace.txt.gz", nil, func(ev timeline.Event) { evs = append(evs, ev) })
+	b.Run("add", func(b *testing.B) {
+		b.ReportAllocs()
+		var bytes int
+		for b.Loop() {
+			var log timeline.EventLog
+			for _, ev := range evs {
+				log.Add(ev)
+			}
+			bytes = log.Bytes()
+		}
+		b.ReportMetric(float64(bytes)/float64(len(evs)), "B/event")
+		b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
+	})
+	b.Run("read", func(b *testing.B) {
+		var log timeline.EventLog
+		for _, ev := range evs {
+			log.Add(ev)
+		}
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			for ev := range log.Events() {
+				n += int(ev.CPU)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
+	})
+}

@@ -114,7 +114,7 @@ func TestRequireOrder(t *testing.T) {
 
 // eachEvent hands every event of the fixture at rel (under
 // fixtures/real) to f, in the reader's order, its comms interned in strs.
-func eachEvent(t *testing.T, rel string, strs *timeline.Strings, f func(timeline.Event)) {
+func eachEvent(t testing.TB, rel string, strs *timeline.Strings, f func(timeline.Event)) {
 	t.Helper()
 	file, err := os.Open("../fixtures/real/" + rel)
 	if err != nil {
