@@ -314,10 +314,6 @@ func recordingScope(tl *timeline.Timeline, o Options) (*topology.Topology, metri
 }
 
 // run is Run, dropping the schedule's events once measured when drop.
-// logRuns says whether a run measured and dropped keeps its events in a
-// log (replay.Options.Log); tests turn it off to compare with a timeline.
-var logRuns = true
-
 func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side, drop bool) (*Run, error) {
 	model, err := policies.New(pr.cfg)
 	if err != nil {
@@ -329,7 +325,7 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	// A run measured and dropped keeps its events in a log, walked once,
 	// in half the memory of a timeline; one renumbered to the trace's CPUs
 	// needs the timeline.
-	ro.Log = drop && pr.kept == nil && logRuns
+	ro.Log = drop && pr.kept == nil
 	res, err := replay.Simulate(w, topo, model, ro)
 	if err != nil {
 		return nil, err
