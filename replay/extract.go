@@ -149,7 +149,7 @@ type xwake struct {
 	cpu   int32
 	kind  WakeKind
 	sync  bool
-	ipi   bool  // ... a wakeup onto another CPU whose wakee preempted the task there: a resched IPI was sent
+	ipi   bool  // for a task wake: a wakeup onto another CPU whose wakee preempted the task there (a resched IPI was sent)
 	work  int64 // units
 	at    timeline.Time
 	delay int64
