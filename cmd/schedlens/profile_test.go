@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,27 @@ func TestProfileFlags(t *testing.T) {
 	_, stderr, code = execute(t, "tasks", "--cpuprofile", filepath.Join(dir, "no", "such", "dir"), in)
 	if code != 1 || !strings.Contains(stderr, "--cpuprofile") {
 		t.Errorf("unwritable --cpuprofile: exit %d, stderr %q; want exit 1 naming the flag", code, stderr)
+	}
+}
+
+// TestCollectOften: replay's collector runs at half the heap's growth,
+// unless the user set GOGC.
+func TestCollectOften(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	restore := collectOften()
+	if got := debug.SetGCPercent(50); got != 50 {
+		t.Errorf("GC percent %d, want 50", got)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent %d once put back, want 100", got)
+	}
+	t.Setenv("GOGC", "100")
+	collectOften()()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: GC percent %d, want 100", got)
 	}
 }

@@ -51,6 +51,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			if checkSeeds < 1 {
 				return usagef("--check-seeds %d: want 1 (--seed alone) or more", checkSeeds)
 			}
+			defer collectOften()()
 			in, err := m.load(cmd, &f, args[0], whatif.Policy{Description: policy, Patches: patches, Features: features}, compare.Formats...)
 			if err != nil {
 				return err
