@@ -68,33 +68,38 @@ func (l *EventLog) Add(ev Event) {
 	if l.n == 0 {
 		prev = 0
 	}
-	b = append(b, h, byte(ev.Kind))
-	b = binary.AppendVarint(b, int64(ev.Time-prev))
-	b = binary.AppendVarint(b, int64(ev.CPU))
-	b = binary.AppendVarint(b, int64(ev.Task))
-	b = binary.AppendUvarint(b, uint64(ev.Comm))
-	b = binary.AppendUvarint(b, uint64(uint16(ev.Prio)+1)) // -1 to 126 in a byte
+	// Written in place: the block has room for the longest event.
+	w := b[len(b) : len(b)+maxEventBytes]
+	w[0], w[1] = h, byte(ev.Kind)
+	i := 2
+	i += binary.PutVarint(w[i:], int64(ev.Time-prev))
+	i += binary.PutVarint(w[i:], int64(ev.CPU))
+	i += binary.PutVarint(w[i:], int64(ev.Task))
+	i += binary.PutUvarint(w[i:], uint64(ev.Comm))
+	i += binary.PutUvarint(w[i:], uint64(uint16(ev.Prio)+1)) // -1 to 126 in a byte
 	if h&logStart != 0 {
-		b = binary.AppendVarint(b, int64(ev.Time-ev.Start))
+		i += binary.PutVarint(w[i:], int64(ev.Time-ev.Start))
 	}
 	if h&logCtx != 0 {
-		b = append(b, byte(ev.Ctx))
+		w[i] = byte(ev.Ctx)
+		i++
 	}
 	if h&logState != 0 {
-		b = binary.AppendUvarint(b, uint64(ev.State))
+		i += binary.PutUvarint(w[i:], uint64(ev.State))
 	}
 	if h&logOther != 0 {
-		b = binary.AppendVarint(b, int64(ev.Other))
-		b = binary.AppendUvarint(b, uint64(ev.OComm))
-		b = binary.AppendUvarint(b, uint64(uint16(ev.OPrio)+1))
+		i += binary.PutVarint(w[i:], int64(ev.Other))
+		i += binary.PutUvarint(w[i:], uint64(ev.OComm))
+		i += binary.PutUvarint(w[i:], uint64(uint16(ev.OPrio)+1))
 	}
 	if h&logArgs != 0 {
-		b = binary.AppendVarint(b, ev.Arg)
-		b = binary.AppendVarint(b, ev.Arg2)
+		i += binary.PutVarint(w[i:], ev.Arg)
+		i += binary.PutVarint(w[i:], ev.Arg2)
 	}
 	if h&logTGID != 0 {
-		b = binary.AppendVarint(b, int64(ev.TGID))
+		i += binary.PutVarint(w[i:], int64(ev.TGID))
 	}
+	b = b[:len(b)+i]
 	l.blocks[k] = b
 	l.n++
 	l.last = ev.Time
@@ -139,23 +144,24 @@ type logDecoder struct {
 }
 
 func (d *logDecoder) varint() int64 {
-	if d.pos < len(d.b) && d.b[d.pos] < 0x80 { // one byte, as most are
-		u := uint64(d.b[d.pos])
-		d.pos++
-		return int64(u>>1) ^ -int64(u&1)
-	}
-	v, n := binary.Varint(d.b[d.pos:])
-	if n <= 0 {
-		d.bad, n = true, len(d.b)-d.pos
-	}
-	d.pos += n
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1) // zigzag, as binary.Varint
 }
 
 func (d *logDecoder) uvarint() uint64 {
-	if d.pos < len(d.b) && d.b[d.pos] < 0x80 {
-		d.pos++
-		return uint64(d.b[d.pos-1])
+	// Most take one to three bytes: read those inline.
+	if b := d.b[d.pos:]; len(b) >= 3 {
+		switch {
+		case b[0] < 0x80:
+			d.pos++
+			return uint64(b[0])
+		case b[1] < 0x80:
+			d.pos += 2
+			return uint64(b[0]&0x7f) | uint64(b[1])<<7
+		case b[2] < 0x80:
+			d.pos += 3
+			return uint64(b[0]&0x7f) | uint64(b[1]&0x7f)<<7 | uint64(b[2])<<14
+		}
 	}
 	v, n := binary.Uvarint(d.b[d.pos:])
 	if n <= 0 {
