@@ -30,7 +30,8 @@ func logged(t *testing.T, tl *timeline.Timeline) (*timeline.Timeline, *timeline.
 // TestMeasureEventsSameAsMeasure: a summary and a log of a trace's events,
 // measured in one walk, give Measure's Side for the scope with its
 // analysis, and the accounting's figures of it (completion included) for
-// a scope that is AccountOnly; two scopes with their analysis are refused.
+// a scope that is AccountOnly, as Measure gives them; two scopes with
+// their analysis are refused.
 func TestMeasureEventsSameAsMeasure(t *testing.T) {
 	for _, path := range []string{
 		"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz",
@@ -77,6 +78,9 @@ func TestMeasureEventsSameAsMeasure(t *testing.T) {
 		}
 		if acc.Overall.RunNs != whole.Overall.RunNs || acc.Overall.CompletionNs != whole.Overall.CompletionNs || len(acc.Tasks) != len(whole.Tasks) {
 			t.Errorf("%s: an AccountOnly Side's accounting differs from Measure's", path)
+		}
+		if measured, err := Measure(tl, Options{AccountOnly: true}); err != nil || !reflect.DeepEqual(measured, acc) {
+			t.Errorf("%s: Measure's AccountOnly Side differs from MeasureEvents' (%v)", path, err)
 		}
 		w2 := *want
 		w2.TakeCompletion(whole)

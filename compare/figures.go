@@ -172,26 +172,39 @@ type Options struct {
 	// Measure, which then drops them once walked
 	// (metrics.Options.DropEvents).
 	DropEvents bool
-	// AccountOnly (MeasureEvents) measures the accounting's figures alone
-	// (run, runnable, preemptions, migrations, switches, completion): the
-	// Side has no wakeup latency or idle-with-runnable figures, and costs
-	// no analysis. For a Side that gives only its completion
-	// (Side.TakeCompletion).
+	// AccountOnly measures the accounting's figures alone (run, runnable,
+	// preemptions, migrations, switches, completion): the Side has no
+	// wakeup latency or idle-with-runnable figures, and costs no analysis.
+	// For a Side that gives only its completion (Side.TakeCompletion).
 	AccountOnly bool
+}
+
+// scope is the window o measures over tl (the valid window when o gives
+// none) and the options of its analysis: the wakeups' tasks and
+// durations are all FromMetrics reads of the samples, 16 bytes each
+// instead of a Sample's 88.
+func (o Options) scope(tl *timeline.Timeline) (metrics.Window, metrics.Options) {
+	win := o.Window
+	if win == (metrics.Window{}) {
+		win = metrics.DefaultWindow(tl)
+	}
+	return win, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity, DropEvents: o.DropEvents,
+		NoSamples: true, TaskWakeups: true}
 }
 
 // Measure computes the figures of tl over the window: per-task times and
 // counts from metrics.Account, wakeup latency and idle-with-runnable from
 // metrics.Analyze, completion from the task state machine (timeline.Walk).
 func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
-	win := o.Window
-	if win == (metrics.Window{}) {
-		win = metrics.DefaultWindow(tl)
+	win, mo := o.scope(tl)
+	if o.AccountOnly {
+		acc := metrics.Account(tl, win)
+		if o.DropEvents {
+			tl.DropEvents()
+		}
+		return FromMetrics(tl, acc, nil, o.Filter), nil
 	}
-	// The wakeups' tasks and durations are all FromMetrics reads of the
-	// samples: 16 bytes each instead of a Sample's 88.
-	an, acc, err := metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter, Affinity: o.Affinity, DropEvents: o.DropEvents,
-		NoSamples: true, TaskWakeups: true})
+	an, acc, err := metrics.AnalyzeAccount(tl, mo)
 	if err != nil {
 		return nil, err
 	}
@@ -211,16 +224,12 @@ func MeasureEvents(sum *timeline.Timeline, log *timeline.EventLog, scopes ...Opt
 	var sinks metrics.Sinks
 	drop, analyses := false, 0
 	for i, o := range scopes {
-		win := o.Window
-		if win == (metrics.Window{}) {
-			win = metrics.DefaultWindow(sum)
-		}
+		win, mo := o.scope(sum)
 		if !o.AccountOnly {
 			if analyses++; analyses > 1 {
 				return nil, errors.New("compare: MeasureEvents: more than one scope with its analysis")
 			}
-			sa, err := metrics.NewStreamAnalysis(sum, metrics.Options{Window: win, Topology: o.Topology, Filter: o.Filter,
-				NoSamples: true, TaskWakeups: true})
+			sa, err := metrics.NewStreamAnalysis(sum, mo)
 			if err != nil {
 				return nil, err
 			}

@@ -349,20 +349,18 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	scopes := []compare.Options{{Window: simWin, Topology: topo, Filter: o.Filter, DropEvents: drop && !overrun}}
 	if overrun {
 		// The run went on past the recording: completion takes all of it.
+		// Of the whole run only its completion is read, unless it is the
+		// figures'; the recording's window then reads nothing.
 		scopes = append(scopes, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter, DropEvents: drop})
+		unread := 1
+		if o.WholeRun {
+			unread = 0
+		}
+		scopes[unread].AccountOnly = true
 	}
 	var sides []*compare.Side
 	if res.Events != nil {
-		// One walk of the log: of the whole run, only its completion is
-		// read, unless it is the figures'; the recording's window then
-		// reads nothing.
-		if overrun {
-			unread := 1
-			if o.WholeRun {
-				unread = 0
-			}
-			scopes[unread].AccountOnly = true
-		}
+		// One walk of the log for every scope.
 		sides, err = compare.MeasureEvents(sim, res.Events, scopes...)
 		res.Events = nil
 	} else {
