@@ -374,7 +374,7 @@ func loadFile(path string, opts parse.Options, inOrder bool) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && (streamFormats[s.family] || s.family == "perf.data"))
+	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && orderedFormats[s.family])
 }
 
 func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int), inOrder bool) (*Loaded, error) {

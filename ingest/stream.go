@@ -16,9 +16,15 @@ import (
 // read. The caller loads it whole instead.
 var ErrNotStreamable = errors.New("input cannot be streamed")
 
-// streamFormats are the formats whose events arrive in time order (the
-// text formats).
+// streamFormats are the formats a streamed analysis reads twice: those
+// whose events arrive in time order as the file is read (the text
+// formats).
 var streamFormats = map[string]bool{"ftrace": true, "perf-script": true}
+
+// orderedFormats are the formats whose readers hand out the events in
+// time order: the text formats, and perf.data, whose reader orders its
+// records as perf does (a binary format, which is not streamed).
+var orderedFormats = map[string]bool{"ftrace": true, "perf-script": true, "perf.data": true}
 
 // Summarize is the first read of a streamed analysis of the trace file at
 // path (see timeline.NewSummaryBuilder): a summary Timeline, which has every
