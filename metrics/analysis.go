@@ -364,6 +364,10 @@ func AnalyzeAccount(tl *timeline.Timeline, opts Options) (*Analysis, *Accounting
 	return an, acc.Result(an.Walk), nil
 }
 
+// streamedShare is how many switches a streamed walk reserves room for, as
+// idle spans' ends and as preemptions, before its lists grow.
+const streamedShare = 1 << 18
+
 func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, opts Options) *collector {
 	c := &collector{tl: tl, win: win, topo: topo, maskTab: []cpuMask{nil}, maskIdx: map[string]uint16{},
 		streamed: tl.Summary(), filter: opts.Filter, noSamples: opts.NoSamples, wakeups: opts.TaskWakeups}
@@ -386,12 +390,12 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	// run; idle spans end at switches away from idle; waits start at a
 	// waking (or wakeup), a wakeup_new or a switch-out in R/R+. A streamed
 	// walk has only the counts of each kind: it reserves room for the
-	// waits that wakeups start and a share of the switches, and the lists
-	// grow past that (reserved for every switch, they cost the zeroing
-	// and a GC goal of all of it).
+	// waits that wakeups start and for streamedShare switches as idle ends
+	// and preemptions, and the lists grow past that (reserved for every
+	// switch, they cost the zeroing and a GC goal of all of it).
 	switches := int(tl.KindCounts[timeline.KindSwitch])
 	sw := switches + ncpu
-	toIdle, preempt := ncpu+min(switches, 4*pruneEvery), min(switches, 4*pruneEvery)
+	toIdle, preempt := ncpu+min(switches, streamedShare), min(switches, streamedShare)
 	if !c.streamed {
 		c.place = indexPlacements(tl)
 		toIdle, preempt = ncpu, 0
@@ -414,11 +418,12 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	if c.streamed {
 		nsamples += int(tl.KindCounts[timeline.KindFork]) + ncpu // the tasks to come
 	}
+	// Runs and waits are decided as the walk goes (prune.go), so their
+	// lists hold the undecided and the kept ones, seldom all: sized for
+	// every one, they cost their zeroing and a GC goal as large.
+	decided := 4 * pruneEvery
 	if pruneEvery > 0 && !c.asym {
-		// Runs and waits are decided as the walk goes (prune.go), so the
-		// lists hold the undecided and the kept ones, seldom all: sized
-		// for every one, they cost their zeroing and a GC goal as large.
-		sw = min(sw, 4*pruneEvery)
+		sw = min(sw, decided)
 	}
 	c.runs = make([]runSeg, 0, sw)
 	if c.asym {
@@ -444,7 +449,7 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	c.idles = make([]idleSeg, 0, toIdle)
 	nwaits := nsamples + nsamples/8
 	if pruneEvery > 0 {
-		nwaits = min(nwaits, 4*pruneEvery)
+		nwaits = min(nwaits, decided)
 	}
 	c.waits = make([]waitSeg, 0, nwaits)
 	if c.noSamples {
