@@ -47,10 +47,14 @@ type Options struct {
 	// the distributions, windows and sums. The analysis then holds 48
 	// bytes a sample instead of 88 (a sampleRec, not a Sample).
 	NoSamples bool
-	// TaskWakeups: the analysis also gives Latency.Wakeups, each complete
-	// wakeup sample's task and duration (16 bytes), for a caller that
-	// groups them its own way (compare) without the Samples. Not with
-	// Sketch, whose folded samples are gone.
+	// TaskWakeups (with NoSamples): the latency the analysis gives is
+	// Latency.Wakeups, each complete wakeup sample's task and duration (16
+	// bytes), and the overall distribution of their durations
+	// (Latency.Wakeup.Overall), for a caller that groups them its own way
+	// (compare); the other distributions are not computed. A sample is
+	// folded into Wakeups once the walk has decided that no sweep reads
+	// it, so that the analysis holds 16 bytes a wakeup, not 48. Not with
+	// Sketch.
 	TaskWakeups bool
 	// Sketch (with NoSamples): the latency percentiles are estimated from
 	// sketches (DefEstimated), into which each sample is folded once the
@@ -443,16 +447,23 @@ func newCollector(tl *timeline.Timeline, win Window, topo *topology.Topology, op
 	if pruneEvery > 0 {
 		c.prune = newPruner(tl, ncpu, len(c.match))
 	}
-	if opts.Sketch && c.noSamples && !opts.TaskWakeups {
-		c.fold = newFolder(c)
-	}
 	c.idles = make([]idleSeg, 0, toIdle)
 	nwaits := nsamples + nsamples/8
 	if pruneEvery > 0 {
 		nwaits = min(nwaits, decided)
 	}
 	c.waits = make([]waitSeg, 0, nwaits)
-	if c.noSamples {
+	// With NoSamples and Sketch or TaskWakeups the records are folded as
+	// the walk decides their waits (fold.go): their list then holds the
+	// undecided and the kept ones, as the waits' does.
+	if c.noSamples && (opts.Sketch || c.wakeups) {
+		c.fold = newFolder(c, nsamples)
+		nrecs := nsamples
+		if pruneEvery > 0 {
+			nrecs = min(nrecs, decided)
+		}
+		c.recs = make([]sampleRec, 0, nrecs)
+	} else if c.noSamples {
 		c.recs = make([]sampleRec, 0, nsamples)
 	} else {
 		c.samples = make([]Sample, 0, nsamples)

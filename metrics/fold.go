@@ -5,16 +5,20 @@ import (
 )
 
 // A folder holds the latency of the samples an analysis with
-// Options.Sketch has let go (docs/architecture.md, "Estimated percentiles
-// on a streamed read"). When the walk decides the waits (decide), a
-// record all of whose waits are decided and dropped is folded: added to
-// its groups' sketches and its task's runnable time, and let go. One with
-// a wait kept stays, in order, for the sweeps, which read only those; so
-// do the records still undecided at the walk's end. The latency phase
-// adds the records left to the same sketches.
+// Options.Sketch or Options.TaskWakeups has let go (docs/architecture.md,
+// "Estimated percentiles on a streamed read"). When the walk decides the
+// waits (decide), a record all of whose waits are decided and dropped is
+// folded: added to its groups' sketches (Sketch) or, a complete wakeup,
+// to the tasks' wakeups (TaskWakeups: 16 bytes instead of the record's
+// 48), and to its task's runnable time, and let go. One with a wait kept
+// stays, in order, for the sweeps, which read only those; so do the
+// records still undecided at the walk's end. The latency phase adds the
+// records left the same way.
 type folder struct {
-	kinds    [2]*sketchKind // wakeups, preemptions
-	runnable []int64        // per task: the folded records' durations
+	kinds [2]*sketchKind // wakeups, preemptions; nil with TaskWakeups
+	// wakeups are the folded complete wakeups, with TaskWakeups.
+	wakeups  []TaskWait
+	runnable []int64 // per task: the folded records' durations
 	// recAt: c.recs[:recAt] are decided (each has a wait kept).
 	recAt int
 	// untilMatch: a streamed walk with a --comm filter, whose tasks may
@@ -26,8 +30,16 @@ type folder struct {
 	folded int64
 }
 
-func newFolder(c *collector) *folder {
-	return &folder{kinds: [2]*sketchKind{{}, {preempt: true}}, untilMatch: c.streamed && len(c.filter.Comms) > 0}
+// newFolder returns the folder of c; wakeups is the room to reserve for
+// the complete wakeups with TaskWakeups.
+func newFolder(c *collector, wakeups int) *folder {
+	f := &folder{untilMatch: c.streamed && len(c.filter.Comms) > 0}
+	if c.wakeups {
+		f.wakeups = make([]TaskWait, 0, wakeups)
+	} else {
+		f.kinds = [2]*sketchKind{{}, {preempt: true}}
+	}
+	return f
 }
 
 // foldRecs folds the records decided since the last call; decide calls
@@ -59,7 +71,11 @@ func (c *collector) foldRecs(from int) {
 			w++
 			continue
 		}
-		f.add(r, c.tl.CommAt(r.task, r.start))
+		comm := timeline.CommID(0)
+		if f.kinds[0] != nil {
+			comm = c.tl.CommAt(r.task, r.start)
+		}
+		f.add(r, comm)
 	}
 	if shift := int32(end - w); shift > 0 {
 		c.recs = c.recs[:w+copy(c.recs[w:], c.recs[end:])]
@@ -82,8 +98,14 @@ func (f *folder) add(r *sampleRec, comm timeline.CommID) {
 		f.runnable = append(f.runnable, 0)
 	}
 	f.runnable[r.task] += r.dur
-	f.kinds[kindOf(r)].add(r, comm)
 	f.folded++
+	if f.kinds[0] == nil {
+		if r.kind != SamplePreempt && r.censored() == CensoredNone {
+			f.wakeups = append(f.wakeups, TaskWait{Task: r.task, DurNs: r.dur})
+		}
+		return
+	}
+	f.kinds[kindOf(r)].add(r, comm)
 }
 
 // sketchKind is a grouper's counterpart for one kind of wait: a sketch

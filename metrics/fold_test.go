@@ -1,7 +1,10 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/schedlens/schedlens/affinity"
@@ -214,6 +217,68 @@ func TestStreamedFoldSameAsLoaded(t *testing.T) {
 			})
 			if d := analysisDiffs(want, nil, got, nil); d != nil {
 				t.Errorf("%s, filter %v: %v differ", rel, flt, d)
+			}
+		}
+	}
+}
+
+// TestTaskWakeupsFolded: with TaskWakeups, the complete wakeups folded as
+// the walk decides them (after every run and wait, or every 64) are the
+// wakeups of an analysis that decides nothing, and their overall
+// distribution is the exact analysis's; the rest of the analysis is the
+// same. On the busy traces nearly every record is folded.
+func TestTaskWakeupsFolded(t *testing.T) {
+	for _, tc := range []struct {
+		rel  string
+		busy bool
+	}{
+		{"qemu-smt8-hackbench/trace.txt.zst", false},
+		{"ftrace-pipe-lost/trace.txt.gz", false},
+		{"ftrace-hackbench-cyclictest/trace.txt.gz", true},
+		{"perf-hackbench-cyclictest/perf-script.txt.gz", false},
+	} {
+		ld := loadFixture(t, tc.rel)
+		topo := fixtureTopology(t, ld)
+		for _, flt := range []Filter{{}, {Comms: []string{"hackbench", "sched-messaging"}}, {PIDs: someBusyPIDs(ld.Timeline, 3)}} {
+			exact, _ := mustAnalyzeAccount(t, ld.Timeline, Options{Topology: topo, Filter: flt, NoSamples: true})
+			opts := Options{Topology: topo, Filter: flt, NoSamples: true, TaskWakeups: true}
+			var want *Analysis
+			withPruneEvery(0, func() { want, _ = mustAnalyzeAccount(t, ld.Timeline, opts) })
+			for _, every := range []int{1, 64} {
+				var got *Analysis
+				var folded int64
+				withPruneEvery(every, func() {
+					_, c, err := prepare(ld.Timeline, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					Feed(ld.Timeline, c)
+					folded = c.fold.folded
+					got, _ = mustAnalyzeAccount(t, ld.Timeline, opts)
+				})
+				if tc.busy && flt.PIDs == nil && folded*10 < int64(len(got.Latency.Wakeups))*9 {
+					t.Errorf("%s, every %d, filter %v: %d records folded of %d wakeups: want most", tc.rel, every, flt, folded, len(got.Latency.Wakeups))
+				}
+				if !reflect.DeepEqual(got.Latency.Wakeup.Overall, exact.Latency.Wakeup.Overall) {
+					t.Errorf("%s, every %d, filter %v: overall %+v, want %+v", tc.rel, every, flt, got.Latency.Wakeup.Overall, exact.Latency.Wakeup.Overall)
+				}
+				byTaskDur := func(a, b TaskWait) int {
+					if c := cmp.Compare(a.Task, b.Task); c != 0 {
+						return c
+					}
+					return cmp.Compare(a.DurNs, b.DurNs)
+				}
+				w, g := slices.Clone(want.Latency.Wakeups), slices.Clone(got.Latency.Wakeups)
+				slices.SortFunc(w, byTaskDur)
+				slices.SortFunc(g, byTaskDur)
+				if !slices.Equal(w, g) || len(w) == 0 {
+					t.Errorf("%s, every %d, filter %v: %d wakeups, want the %d of deciding nothing", tc.rel, every, flt, len(g), len(w))
+				}
+				a, b := *want, *got
+				a.Latency, b.Latency = nil, nil
+				if d := analysisDiffs(&a, nil, &b, nil); d != nil {
+					t.Errorf("%s, every %d, filter %v: %v differ", tc.rel, every, flt, d)
+				}
 			}
 		}
 	}

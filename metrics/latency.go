@@ -469,17 +469,30 @@ func (c *collector) latency() *Latency {
 		}
 	}
 	if c.wakeups {
-		n := 0
+		var folded []TaskWait
+		if c.fold != nil {
+			folded = c.fold.wakeups
+		}
+		n := len(folded)
 		for i := range c.recs {
 			if r := &c.recs[i]; r.kind != SamplePreempt && r.censored() == CensoredNone {
 				n++
 			}
 		}
-		l.Wakeups = make([]TaskWait, 0, n)
+		l.Wakeups = slices.Grow(folded, n-len(folded))
 		for i := range c.recs {
 			if r := &c.recs[i]; r.kind != SamplePreempt && r.censored() == CensoredNone {
 				l.Wakeups = append(l.Wakeups, TaskWait{Task: r.task, DurNs: r.dur})
 			}
+		}
+		if c.noSamples {
+			// The wakeups' overall distribution is all the caller reads.
+			durs := make([]int64, len(l.Wakeups))
+			for i, w := range l.Wakeups {
+				durs[i] = w.DurNs
+			}
+			l.Wakeup.Overall = distOf(durs, true)
+			return l
 		}
 	}
 	if f := c.fold; f != nil {
