@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"regexp"
+	"runtime/debug"
 
 	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/internal/blocks"
@@ -52,6 +53,11 @@ type ExtractOptions struct {
 	// is its run time x speed/1024, and Workload.Speed keeps the speeds
 	// so that the replay runs each CPU at the same rate.
 	Speed SpeedSpec
+	// DropEvents: the caller reads nothing of the timeline's events after
+	// ExtractWith. They are dropped (Timeline.DropEvents) once read, and
+	// their memory given back, before the workload is built from what
+	// was read, so that the two are not held together.
+	DropEvents bool
 }
 
 // ExtractWith is Extract with what the recording machine imposed.
@@ -77,6 +83,11 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 		x.aff = m
 	}
 	x.run()
+	busy := busyOf(tl)
+	if opts.DropEvents {
+		tl.DropEvents()
+		debug.FreeOSMemory()
+	}
 	w, err := x.build()
 	if err != nil {
 		return nil, err
@@ -91,7 +102,7 @@ func ExtractWith(tl *timeline.Timeline, topo *topology.Topology, opts ExtractOpt
 		}
 	}
 	w.Speed = speeds
-	w.Busy = busyOf(tl)
+	w.Busy = busy
 	w.Assumptions = append(w.Assumptions, note)
 	extractGroups(w, tl)
 	if defaultTopo {

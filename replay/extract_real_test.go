@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest"
@@ -71,5 +72,39 @@ func TestExtractWorkIsRunTime(t *testing.T) {
 				t.Errorf("%d of %d tasks differ", bad, len(run))
 			}
 		})
+	}
+}
+
+// TestExtractDropEvents: a workload extracted with DropEvents, which
+// drops the timeline's events once read and before the workload is built,
+// is the workload extracted without it, on real recordings (lost events,
+// SMT, asymmetric capacities), and the timeline keeps its figures but not
+// its events.
+func TestExtractDropEvents(t *testing.T) {
+	for _, rel := range []string{
+		"ftrace-hackbench-cyclictest/trace.txt.gz",
+		"ftrace-overflow/trace.txt.gz",
+		"qemu-smt8-hackbench/trace.txt.zst",
+		"qemu-juno-asym/trace.txt.zst",
+	} {
+		path := "../fixtures/real/" + rel
+		var ws [2]*Workload
+		for i, drop := range []bool{false, true} {
+			ld, err := ingest.Load(path, ingest.Options{Name: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := ld.Timeline
+			n := tl.Len()
+			if ws[i], err = ExtractWith(tl, nil, ExtractOptions{DropEvents: drop}); err != nil {
+				t.Fatal(err)
+			}
+			if got := tl.Times != nil; got == drop || tl.Len() != n {
+				t.Errorf("%s, DropEvents %v: events kept %v, Len %d of %d", rel, drop, got, tl.Len(), n)
+			}
+		}
+		if !reflect.DeepEqual(ws[0], ws[1]) {
+			t.Errorf("%s: the workload differs when the events are dropped", rel)
+		}
 	}
 }

@@ -134,6 +134,8 @@ func Predict(tl *timeline.Timeline, baseline string, changes []Change, o Predict
 	for side, desc := range []string{baseline, whatIf} {
 		so := o.Options
 		so.WholeRun, so.DropSchedules = true, true
+		// The events are read by both extractions.
+		so.DropRecording = o.DropRecording && side == 1
 		if side == 1 {
 			so.CPUs, so.Tasks = cpus, tasks
 		}

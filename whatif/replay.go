@@ -138,9 +138,10 @@ type Options struct {
 	// always do.
 	DropSchedules bool
 	// DropRecording: the caller reads nothing of the recording's events
-	// after Predict, which then drops them once it has measured the
-	// recording and extracted the workloads (which hold what the runs
-	// need).
+	// after Predict or Prepare, which then drop them once the recording
+	// is measured and the (last) workload extracted: the workloads hold
+	// what the runs need. Prepare drops them as soon as its extraction
+	// has read them, before the workload is built.
 	DropRecording bool
 }
 
@@ -203,7 +204,10 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", desc, err)
 	}
-	w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: o.Affinity, Speed: o.Speed})
+	// The events go once read, unless a timeline without per-CPU bounds
+	// leaves presentCPUs to find the CPUs from them.
+	drop := o.DropRecording && len(tl.CPUFirst) > 0
+	w, err := replay.ExtractWith(tl, topo, replay.ExtractOptions{Affinity: o.Affinity, Speed: o.Speed, DropEvents: drop})
 	if err != nil {
 		return nil, err
 	}

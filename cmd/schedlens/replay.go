@@ -70,6 +70,8 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				bar.Done()
 				return err
 			}
+			// Prepare drops the events once its extraction has read them.
+			opts.DropRecording = true
 			pr, err := whatif.Prepare(in.tl, in.desc, opts)
 			if err != nil {
 				bar.Done()
