@@ -1,0 +1,36 @@
+package ingest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/schedlens/schedlens/metrics"
+)
+
+// BenchmarkTasksPerfData times the `tasks` path (read, build, account) on
+// the perf.data named by SCHEDLENS_PERFDATA, loaded as `schedlens tasks`
+// loads it: the figure to set beside `perf sched latency` on the same
+// file. It reports input MB/s, events/s and allocations.
+func BenchmarkTasksPerfData(b *testing.B) {
+	path := os.Getenv("SCHEDLENS_PERFDATA")
+	if path == "" {
+		b.Skip("SCHEDLENS_PERFDATA names no perf.data")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		ld, err := Load(path, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		metrics.Account(ld.Timeline, metrics.DefaultWindow(ld.Timeline))
+		events += ld.Timeline.Len()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
