@@ -1,9 +1,9 @@
 package ingest
 
 import (
-	"os"
 	"testing"
 
+	"github.com/schedlens/schedlens/internal/readertest"
 	"github.com/schedlens/schedlens/metrics"
 )
 
@@ -12,16 +12,7 @@ import (
 // loads it: the figure to set beside `perf sched latency` on the same
 // file. It reports input MB/s, events/s and allocations.
 func BenchmarkTasksPerfData(b *testing.B) {
-	path := os.Getenv("SCHEDLENS_PERFDATA")
-	if path == "" {
-		b.Skip("SCHEDLENS_PERFDATA names no perf.data")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
-	b.ReportAllocs()
+	path := readertest.BenchFile(b, "SCHEDLENS_PERFDATA")
 	events := 0
 	for b.Loop() {
 		ld, err := Load(path, Options{})

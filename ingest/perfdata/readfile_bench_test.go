@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/internal/readertest"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -13,16 +14,7 @@ import (
 // time, allocation, and (run as `-benchtime 1x` in a process of its own,
 // under /usr/bin/time) the reader's peak memory on large captures.
 func BenchmarkReadFile(b *testing.B) {
-	path := os.Getenv("SCHEDLENS_PERFDATA")
-	if path == "" {
-		b.Skip("SCHEDLENS_PERFDATA names no perf.data")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
-	b.ReportAllocs()
+	path := readertest.BenchFile(b, "SCHEDLENS_PERFDATA")
 	strs := timeline.NewStrings()
 	events := 0
 	for b.Loop() {
