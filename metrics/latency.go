@@ -438,7 +438,8 @@ type Latency struct {
 	Strings *timeline.Strings
 
 	// Wakeups holds, with Options.TaskWakeups, each complete wakeup
-	// sample's task and duration, in the order of Samples.
+	// sample's task and duration: those folded during the walk first,
+	// then the rest in the order of their samples.
 	Wakeups []TaskWait
 }
 
