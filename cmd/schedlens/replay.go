@@ -88,6 +88,7 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
 			rep.Notes = append(append(rep.Notes, in.kernelNotes...), run.Notes...)
+			rep.DropUnwritten(f.format)
 			if out != "" {
 				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel, sourceClock(ld.Meta.Clock, args[0])); err != nil {
 					return outputError(out, err)
