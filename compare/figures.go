@@ -177,6 +177,11 @@ type Options struct {
 	// wakeup latency or idle-with-runnable figures, and costs no analysis.
 	// For a Side that gives only its completion (Side.TakeCompletion).
 	AccountOnly bool
+	// NoWakeupSamples: the Side keeps no WakeupSamples (every distribution
+	// is computed all the same), for a caller that plots no CDF and pools
+	// no runs (a replay written as text, markdown or JSON): 24 bytes a
+	// wakeup less, held as long as the Side.
+	NoWakeupSamples bool
 }
 
 // scope is the window o measures over tl (the valid window when o gives
@@ -202,13 +207,13 @@ func Measure(tl *timeline.Timeline, o Options) (*Side, error) {
 		if o.DropEvents {
 			tl.DropEvents()
 		}
-		return FromMetrics(tl, acc, nil, o.Filter), nil
+		return fromMetrics(tl, acc, nil, o.Filter, false), nil
 	}
 	an, acc, err := metrics.AnalyzeAccount(tl, mo)
 	if err != nil {
 		return nil, err
 	}
-	return FromMetrics(tl, acc, an, o.Filter), nil
+	return fromMetrics(tl, acc, an, o.Filter, !o.NoWakeupSamples), nil
 }
 
 // MeasureEvents is Measure over a summary Timeline (Timeline.Summary)
@@ -261,7 +266,7 @@ func MeasureEvents(sum *timeline.Timeline, log *timeline.EventLog, scopes ...Opt
 		if sas[i] != nil {
 			an = sas[i].Finish(ws, o.Affinity)
 		}
-		sides[i] = FromMetrics(sum, accs[i].Result(ws), an, o.Filter)
+		sides[i] = fromMetrics(sum, accs[i].Result(ws), an, o.Filter, !o.NoWakeupSamples)
 	}
 	return sides, nil
 }
@@ -271,6 +276,12 @@ func MeasureEvents(sum *timeline.Timeline, log *timeline.EventLog, scopes ...Opt
 // made with flt as its filter. Without an analysis (an nil) the Side has
 // the accounting's figures alone (Options.AccountOnly).
 func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Analysis, flt metrics.Filter) *Side {
+	return fromMetrics(tl, acc, an, flt, true)
+}
+
+// fromMetrics is FromMetrics; samples says whether the Side keeps its
+// wakeup samples (Options.NoWakeupSamples).
+func fromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Analysis, flt metrics.Filter, samples bool) *Side {
 	win := acc.Window
 	restricted := len(flt.PIDs) > 0 || len(flt.Comms) > 0
 	s := &Side{Window: win, Restricted: restricted}
@@ -327,9 +338,8 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 	// come from the same complete samples, grouped by task.
 	if l := an.Latency; l != nil {
 		s.Overall.Wakeup = l.Wakeup.Overall
-		// One pass counts each selected task's complete wakeups, a second
-		// deals their durations out to one array per grouping (overall,
-		// task, comm, class), each of the size it ends at.
+		// One pass counts each selected task's complete wakeups, then
+		// their durations are dealt out to the groups (below).
 		wakeups := l.Wakeups // with Options.TaskWakeups; else from the Samples
 		if wakeups == nil {
 			for i := range l.Samples {
@@ -353,32 +363,55 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 				perClass[classOf[id]] += k
 			}
 		}
-		byTask, byComm, byClass := carveDurs(perTask, total), carveDurs(perComm, total), carveDurs(perClass, total)
-		var all []int64
-		if total > 0 {
-			all = make([]int64, 0, total)
-		}
-		for _, w := range wakeups {
-			if sel(w.Task) {
-				d, id := w.DurNs, w.Task
-				all = append(all, d)
-				byTask[id] = append(byTask[id], d)
-				byComm[commOf[id]] = append(byComm[commOf[id]], d)
-				byClass[classOf[id]] = append(byClass[classOf[id]], d)
+		// One array of the selected wakeups' durations is dealt out to
+		// the groups of one grouping at a time (task, then comm), each
+		// group's distribution computed; the comms keep theirs as their
+		// samples, and the classes and the overall scope get arrays of
+		// their own. Without samples the classes reuse it too, and the
+		// overall distribution is metrics'.
+		back := make([]int64, total)
+		deal := func(back []int64, counts []int, group []int32) [][]int64 {
+			out := carveDurs(back, counts)
+			for _, w := range wakeups {
+				if sel(w.Task) {
+					g := int32(w.Task)
+					if group != nil {
+						g = group[w.Task]
+					}
+					out[g] = append(out[g], w.DurNs)
+				}
 			}
+			return out
 		}
-		slices.Sort(all)
-		s.Overall.WakeupSamples = all
-		for id, d := range byTask {
+		for id, d := range deal(back, perTask, nil) {
 			if len(d) > 0 {
 				s.Tasks[taskAt[id]].Wakeup = dist(d)
 			}
 		}
-		for i, d := range byComm {
-			comms[i].Wakeup, comms[i].WakeupSamples = dist(d), d
+		for i, d := range deal(back, perComm, commOf) {
+			comms[i].Wakeup = dist(d)
+			if samples {
+				comms[i].WakeupSamples = d
+			}
 		}
-		for i, d := range byClass {
-			classes[i].Wakeup, classes[i].WakeupSamples = dist(d), d
+		if samples {
+			back = make([]int64, total)
+		}
+		for i, d := range deal(back, perClass, classOf) {
+			classes[i].Wakeup = dist(d)
+			if samples {
+				classes[i].WakeupSamples = d
+			}
+		}
+		if samples && total > 0 {
+			all := make([]int64, 0, total)
+			for _, w := range wakeups {
+				if sel(w.Task) {
+					all = append(all, w.DurNs)
+				}
+			}
+			slices.Sort(all)
+			s.Overall.WakeupSamples = all
 		}
 	}
 	if id := an.Idle; id != nil {
@@ -416,10 +449,9 @@ func FromMetrics(tl *timeline.Timeline, acc *metrics.Accounting, an *metrics.Ana
 	return s
 }
 
-// carveDurs returns one empty slice per group, of room counts[i], all
-// from one array of total durations (nil for a group of none).
-func carveDurs(counts []int, total int) [][]int64 {
-	back := make([]int64, total)
+// carveDurs returns one empty slice per group, of room counts[i], one
+// after the other in back (nil for a group of none).
+func carveDurs(back []int64, counts []int) [][]int64 {
 	out := make([][]int64, len(counts))
 	for i, k := range counts {
 		if k > 0 { // a group with none stays nil

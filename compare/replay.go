@@ -48,19 +48,11 @@ type Replay struct {
 // Formats lists the formats of WriteReplay.
 var Formats = []string{"text", "markdown", "json", "html"}
 
-// DropUnwritten lets go of what WriteReplay in format does not read: the
-// scopes' wakeup samples, which only the HTML page plots (as CDFs), so
-// that a replay that goes on to judge more seeds does not hold its first
-// run's samples to the end.
-func (r *Replay) DropUnwritten(format string) {
-	if format == "html" || r.Comparison == nil {
-		return
-	}
-	for i := range r.Comparison.Scopes {
-		sc := &r.Comparison.Scopes[i]
-		sc.Base.WakeupSamples, sc.New.WakeupSamples = nil, nil
-	}
-}
+// ReplayReadsSamples reports whether WriteReplay in format reads the
+// Sides' wakeup samples: the HTML page plots their CDFs, the other formats
+// read their distributions only, so that a replay written in them measures
+// its runs without samples (Options.NoWakeupSamples).
+func ReplayReadsSamples(format string) bool { return format == "html" }
 
 // WriteReplay renders the replay report in format: "text" (80 columns),
 // "markdown", "json" or "html" (the recorded and modeled latency CDFs over

@@ -42,3 +42,42 @@ func TestSideFromTaskWakeups(t *testing.T) {
 		}
 	}
 }
+
+// TestNoWakeupSamples: a Side measured without its wakeup samples is the
+// Side measured with them, its samples left out, on real traces, with and
+// without a filter; the samples it leaves out are there otherwise.
+func TestNoWakeupSamples(t *testing.T) {
+	for _, path := range []string{
+		"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz",
+		"../fixtures/real/qemu-smt8-hackbench/trace.txt.zst",
+	} {
+		ld, err := ingest.Load(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, flt := range []metrics.Filter{{}, {Comms: []string{"cyclictest", "hackbench"}}} {
+			want, err := Measure(ld.Timeline, Options{Filter: flt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Measure(ld.Timeline, Options{Filter: flt, NoWakeupSamples: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(want.Overall.WakeupSamples)
+			want.Overall.WakeupSamples = nil
+			for _, l := range [][]ScopeFigures{want.Comms, want.Classes} {
+				for i := range l {
+					n += len(l[i].WakeupSamples)
+					l[i].WakeupSamples = nil
+				}
+			}
+			if n == 0 {
+				t.Errorf("%s, filter %v: no samples measured", path, flt.Comms)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, filter %v: the Side without samples differs", path, flt.Comms)
+			}
+		}
+	}
+}

@@ -143,6 +143,9 @@ type Options struct {
 	// what the runs need. Prepare drops them as soon as its extraction
 	// has read them, before the workload is built.
 	DropRecording bool
+	// NoWakeupSamples: the recording and the runs are measured without
+	// their wakeup samples (compare.Options.NoWakeupSamples).
+	NoWakeupSamples bool
 }
 
 // Run is one modeled run beside the recording.
@@ -290,7 +293,7 @@ func MeasureRecording(tl *timeline.Timeline, o Options) (*compare.Side, error) {
 		return nil, fmt.Errorf("whatif: empty timeline")
 	}
 	topo, win := recordingScope(tl, o)
-	return compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: o.Filter, Affinity: o.Affinity})
+	return compare.Measure(tl, compare.Options{Window: win, Topology: topo, Filter: o.Filter, Affinity: o.Affinity, NoWakeupSamples: o.NoWakeupSamples})
 }
 
 // DropRecording drops the recording's events (the caller reads them no
@@ -350,12 +353,13 @@ func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *
 	sim := res.Timeline
 	simWin := metrics.Window{Start: max(win.Start, sim.ValidStart), End: min(win.End, sim.End)}
 	overrun := sim.End > win.End
-	scopes := []compare.Options{{Window: simWin, Topology: topo, Filter: o.Filter, DropEvents: drop && !overrun}}
+	scopes := []compare.Options{{Window: simWin, Topology: topo, Filter: o.Filter, DropEvents: drop && !overrun, NoWakeupSamples: o.NoWakeupSamples}}
 	if overrun {
 		// The run went on past the recording: completion takes all of it.
 		// Of the whole run only its completion is read, unless it is the
 		// figures'; the recording's window then reads nothing.
-		scopes = append(scopes, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter, DropEvents: drop})
+		scopes = append(scopes, compare.Options{Window: metrics.Window{Start: simWin.Start, End: sim.End}, Topology: topo, Filter: o.Filter, DropEvents: drop,
+			NoWakeupSamples: o.NoWakeupSamples})
 		unread := 1
 		if o.WholeRun {
 			unread = 0

@@ -60,8 +60,9 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 			bar, prog := f.simulationProgress(cmd)
 			opts := in.opts
 			// The figures of the modeled runs are wanted, their schedules
-			// only for -o.
+			// only for -o, their wakeup samples only for the HTML page.
 			opts.DropSchedules = out == ""
+			opts.NoWakeupSamples = !compare.ReplayReadsSamples(f.format)
 			// The recording is measured before its workload is extracted,
 			// and its events then dropped: the workload holds what the
 			// runs need.
@@ -88,7 +89,6 @@ restrict every figure and the verdict to those tasks. Criteria: docs/replay.md.`
 				Window: win, Comparison: compare.Compare(run.Recorded, run.Modeled, "recorded", "modeled"), ModeledEvents: sim.Len(), Knobs: run.Result.Knobs,
 				Filter: f.filterText(), Top: top, Command: commandLine(cmd, args), Version: Version, Warnings: f.warnings}
 			rep.Notes = append(append(rep.Notes, in.kernelNotes...), run.Notes...)
-			rep.DropUnwritten(f.format)
 			if out != "" {
 				if err := writeReplayed(out, args[0], sim, topo, ld.Meta.Kernel, sourceClock(ld.Meta.Clock, args[0])); err != nil {
 					return outputError(out, err)
