@@ -99,6 +99,9 @@ type Options struct {
 	// figure of the events (the recording's unobserved stretches among its
 	// gaps) but not the events. About half the memory.
 	Log bool
+	// Plan is the workload's NewPlan, for runs of one workload that share
+	// it (nil: the run builds its own).
+	Plan *Plan
 }
 
 // DefaultOptions returns the options the command line uses: HZ 250, a 2 µs

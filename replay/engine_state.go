@@ -25,13 +25,16 @@ type action struct {
 
 // taskRun is the engine's state of one task.
 type taskRun struct {
-	state     TaskState
-	cpu       int32
-	seg       int32
-	segEnd    int64 // cumulative units at the end of the current segment
-	done      int64 // cumulative units done
-	actFrom   int32 // next action index into Sim.acts
-	actTo     int32
+	state   TaskState
+	cpu     int32
+	seg     int32
+	segEnd  int64 // cumulative units at the end of the current segment
+	done    int64 // cumulative units done
+	actFrom int32 // next action index into Sim.acts
+	actTo   int32
+	// actCap caps the work point of the actions left (a kill: they come
+	// with the exit); the actions are the Plan's, shared by the runs.
+	actCap    int64
 	fired     []bool        // per segment: its wake has fired before the task blocked
 	pending   int32         // WakeAny: task wakes issued to it not yet consumed
 	affLater  int32         // 1 + the Task.Affinity index due before the task started: applied at its first run
@@ -117,7 +120,7 @@ type Sim struct {
 	cpus       []cpuRun
 	tasks      []taskRun
 	acts       []action
-	segs       [][]int64 // per task, cumulative units at each segment end
+	segs       [][]int64 // per task, cumulative units at each segment end (the Plan's)
 	dirty      []int32
 	rng        *rand.Rand
 
@@ -236,28 +239,18 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 		c.llc = topo.CPUs[i].Cluster
 	}
 	n := len(w.Tasks)
-	s.tasks = make([]taskRun, n)
-	s.segs = make([][]int64, n)
-	// One backing array each for the cumulative segment ends, the fired
-	// flags and the actions (counted per waker first).
-	nseg := 0
-	nact := make([]int32, n)
-	for i := range w.Tasks {
-		nseg += len(w.Tasks[i].Segments)
-		for _, sg := range w.Tasks[i].Segments {
-			if sg.Wake.Kind == WakeTask || sg.Wake.Kind == WakeFork {
-				nact[sg.Wake.Waker]++
-			}
+	plan := opts.Plan
+	if plan == nil {
+		var err error
+		if plan, err = NewPlan(w); err != nil {
+			return nil, err
 		}
+	} else if !plan.fits(w) {
+		return nil, fmt.Errorf("replay: Options.Plan was built for another workload")
 	}
-	cumAll := make([]int64, nseg)
-	firedAll := make([]bool, nseg)
-	actStart := make([]int32, n+1)
-	for i := range n {
-		actStart[i+1] = actStart[i] + nact[i]
-	}
-	s.acts = make([]action, actStart[n])
-	fill := slices.Clone(actStart[:n])
+	s.segs, s.acts = plan.segs, plan.acts
+	s.tasks = make([]taskRun, n)
+	firedAll := make([]bool, plan.nseg)
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		tr := &s.tasks[i]
@@ -277,32 +270,8 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 		tr.res.Exit = timeline.NoTime
 		tr.res.Demand = t.Demand()
 		s.setAllowed(i, t.CPUs)
-		cum := cumAll[:len(t.Segments):len(t.Segments)]
-		cumAll = cumAll[len(t.Segments):]
-		var sum int64
-		for j, sg := range t.Segments {
-			if sg.Work > math.MaxInt64>>(unitShift+2) || sum > math.MaxInt64>>2 {
-				return nil, fmt.Errorf("replay: task %d (%s) segment %d: work %d too large", i, t.Comm, j, sg.Work)
-			}
-			sum += sg.Work << unitShift
-			cum[j] = sum
-			wk := sg.Wake
-			if wk.Kind == WakeTask || wk.Kind == WakeFork {
-				s.acts[fill[wk.Waker]] = action{work: wk.Work << unitShift, cost: wk.Cost, target: int32(i), seg: int32(j), fork: wk.Kind == WakeFork, sync: wk.Sync, ipi: wk.CostIPI}
-				fill[wk.Waker]++
-			}
-		}
-		s.segs[i] = cum
-	}
-	for i := range s.tasks {
-		from, to := actStart[i], actStart[i+1]
-		acts := s.acts[from:to]
-		// Actions in the order the waker's work reaches them (stable: equal
-		// points keep the workload's task order).
-		if !slices.IsSortedFunc(acts, func(a, b action) int { return cmp.Compare(a.work, b.work) }) {
-			slices.SortStableFunc(acts, func(a, b action) int { return cmp.Compare(a.work, b.work) })
-		}
-		s.tasks[i].actFrom, s.tasks[i].actTo = from, to
+		tr.actFrom, tr.actTo = plan.actStart[i], plan.actStart[i+1]
+		tr.actCap = math.MaxInt64
 	}
 	return s, nil
 }

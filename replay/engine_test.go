@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -416,5 +417,56 @@ task late start 40ms
 	}
 	if r.Counters["killed"] != 1 || r.Counters["kill.not-runnable"] != 1 {
 		t.Errorf("counters killed %d, kill.not-runnable %d; want 1 and 1", r.Counters["killed"], r.Counters["kill.not-runnable"])
+	}
+}
+
+// TestPlanShared: runs that share a Plan (Options.Plan) give what runs
+// that build their own give, and a kill (which ends the actions left
+// where the task's work stands) leaves the shared Plan as it was; a Plan
+// of another workload is refused.
+func TestPlanShared(t *testing.T) {
+	sp := mustSpec(t, `
+topology symmetric 2
+task hog
+  run 100ms
+  wake parent
+  wake other
+  exit
+task parent
+  wait hog
+  run 1ms
+task other
+  wait hog
+  run 2ms
+task late start 40ms
+  run 10ms
+`)
+	w := sp.Workload
+	for i := range w.Tasks {
+		if w.Tasks[i].Comm == "hog" {
+			w.Tasks[i].KillAt = 30_000_000
+		}
+	}
+	own := simulate(t, sp, newFIFO(0), Options{})
+	plan, err := NewPlan(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := NewPlan(w)
+	for run := range 2 {
+		r := simulate(t, sp, newFIFO(0), Options{Plan: plan})
+		if !reflect.DeepEqual(r.Tasks, own.Tasks) || !reflect.DeepEqual(r.Counters, own.Counters) {
+			t.Errorf("run %d with the shared plan: tasks %+v, want %+v", run, r.Tasks, own.Tasks)
+		}
+	}
+	if !reflect.DeepEqual(plan.acts, fresh.acts) || !reflect.DeepEqual(plan.segs, fresh.segs) {
+		t.Errorf("the runs changed the shared plan")
+	}
+	if own.Counters["killed"] != 1 {
+		t.Errorf("killed %d, want 1", own.Counters["killed"])
+	}
+	other := mustSpec(t, "topology symmetric 1\ntask a\n  run 1ms\n")
+	if _, err := Simulate(other.Workload, other.Topology, newFIFO(0), Options{Plan: plan}); err == nil {
+		t.Errorf("a plan of another workload was taken")
 	}
 }

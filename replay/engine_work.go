@@ -29,7 +29,7 @@ func (s *Sim) dueNow(cpu int) bool {
 	done := tr.done + int64(s.now-c.runStart)*c.speed
 	target := tr.segEnd
 	if tr.actFrom < tr.actTo {
-		target = min(target, s.acts[tr.actFrom].work)
+		target = min(target, s.actWork(tr))
 	}
 	return done >= target
 }
@@ -42,7 +42,7 @@ func (s *Sim) armCompletion(cpu int) {
 	tr := &s.tasks[c.curr]
 	target := tr.segEnd
 	if tr.actFrom < tr.actTo {
-		if a := s.acts[tr.actFrom].work; a < target {
+		if a := s.actWork(tr); a < target {
 			target = a
 		}
 	}
@@ -89,10 +89,13 @@ func (s *Sim) complete(cpu int) {
 	s.endSegment(cpu, t)
 }
 
+// actWork is the work point of tr's next action (tr.actFrom < tr.actTo).
+func (s *Sim) actWork(tr *taskRun) int64 { return min(s.acts[tr.actFrom].work, tr.actCap) }
+
 // runActions fires the wakes and forks of task t that its work has reached.
 func (s *Sim) runActions(t int) {
 	tr := &s.tasks[t]
-	for tr.actFrom < tr.actTo && s.acts[tr.actFrom].work <= tr.done {
+	for tr.actFrom < tr.actTo && s.actWork(tr) <= tr.done {
 		a := s.acts[tr.actFrom]
 		if s.w.WakeRule == WakeOrdered && !a.fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
 			s.stall(t, int(a.target), int(a.seg))
@@ -291,9 +294,7 @@ func (s *Sim) kill(t int) {
 	}
 	tr.killed = true
 	tr.segEnd = tr.done
-	for a := tr.actFrom; a < tr.actTo; a++ {
-		s.acts[a].work = min(s.acts[a].work, tr.done)
-	}
+	tr.actCap = min(tr.actCap, tr.done)
 	if tr.state == TaskRunning {
 		s.armCompletion(int(tr.cpu))
 	}

@@ -259,8 +259,13 @@ func Prepare(tl *timeline.Timeline, desc string, o Options) (*Prepared, error) {
 // dropped once judged. replay's seed check uses it.
 func (pr *Prepared) Verdicts(seeds []uint64, rec *compare.Side) ([]compare.SeedVerdict, error) {
 	out := make([]compare.SeedVerdict, len(seeds))
-	err := inParallel(len(seeds), 0, func(i int) error {
-		r, err := pr.run(seeds[i], nil, rec, true)
+	// The runs at once share what none of them changes.
+	plan, err := replay.NewPlan(pr.w)
+	if err != nil {
+		return nil, err
+	}
+	err = inParallel(len(seeds), 0, func(i int) error {
+		r, err := pr.run(seeds[i], nil, rec, true, plan)
 		if err != nil {
 			return fmt.Errorf("seed %d: %w", seeds[i], err)
 		}
@@ -281,7 +286,7 @@ func (pr *Prepared) Workload() *replay.Workload { return pr.w }
 // reuse) and the modeled run. progress, when set, is told how much of the
 // recording's span the model has simulated.
 func (pr *Prepared) Run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side) (*Run, error) {
-	return pr.run(seed, progress, rec, pr.o.DropSchedules)
+	return pr.run(seed, progress, rec, pr.o.DropSchedules, nil)
 }
 
 // MeasureRecording measures the recording tl under the options of every
@@ -320,15 +325,16 @@ func recordingScope(tl *timeline.Timeline, o Options) (*topology.Topology, metri
 	return topo, win
 }
 
-// run is Run, dropping the schedule's events once measured when drop.
-func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side, drop bool) (*Run, error) {
+// run is Run, dropping the schedule's events once measured when drop, on plan
+// (nil: the run makes its own).
+func (pr *Prepared) run(seed uint64, progress func(doneNs, totalNs int64), rec *compare.Side, drop bool, plan *replay.Plan) (*Run, error) {
 	model, err := policies.New(pr.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", pr.desc, err)
 	}
 	w, o, topo, win := pr.w, pr.o, pr.topo, pr.win
 	ro := pr.ro
-	ro.Seed, ro.Progress = seed, progress
+	ro.Seed, ro.Progress, ro.Plan = seed, progress, plan
 	// A run measured and dropped keeps its events in a log, walked once,
 	// in half the memory of a timeline; one renumbered to the trace's CPUs
 	// needs the timeline.
