@@ -12,15 +12,12 @@ import (
 	"github.com/schedlens/schedlens/topology"
 )
 
-// action is a point in a waker's work where it wakes or forks a task.
+// action is a point in a waker's work where it wakes or forks a task: the
+// wake of segment seg of task target (its Wake says when, in the waker's
+// work, and how).
 type action struct {
-	work   int64 // units (work ns × 1024)
-	cost   int64 // the wake's recorded cost to the waker (ns; Wake.Cost), 0: not measured
 	target int32
 	seg    int32
-	fork   bool
-	sync   bool
-	ipi    bool // the recorded wake sent a resched IPI (Wake.CostIPI)
 }
 
 // taskRun is the engine's state of one task.

@@ -90,24 +90,26 @@ func (s *Sim) complete(cpu int) {
 }
 
 // actWork is the work point of tr's next action (tr.actFrom < tr.actTo).
-func (s *Sim) actWork(tr *taskRun) int64 { return min(s.acts[tr.actFrom].work, tr.actCap) }
+func (s *Sim) actWork(tr *taskRun) int64 { return min(actionWork(s.w, s.acts[tr.actFrom]), tr.actCap) }
 
 // runActions fires the wakes and forks of task t that its work has reached.
 func (s *Sim) runActions(t int) {
 	tr := &s.tasks[t]
 	for tr.actFrom < tr.actTo && s.actWork(tr) <= tr.done {
 		a := s.acts[tr.actFrom]
-		if s.w.WakeRule == WakeOrdered && !a.fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
+		wk := &s.w.Tasks[a.target].Segments[a.seg].Wake
+		fork := wk.Kind == WakeFork
+		if s.w.WakeRule == WakeOrdered && !fork && tr.noStall != tr.actFrom && s.mustWait(int(a.target), int(a.seg)) {
 			s.stall(t, int(a.target), int(a.seg))
 			return
 		}
 		tr.actFrom++
-		if a.fork {
+		if fork {
 			s.fork(t, int(a.target))
 		} else {
 			ipis := *s.cIPI
-			s.taskWake(int(a.target), int(a.seg), int(tr.cpu), t, a.sync)
-			s.wakeCost(t, a, *s.cIPI > ipis)
+			s.taskWake(int(a.target), int(a.seg), int(tr.cpu), t, wk.Sync)
+			s.wakeCost(t, wk, *s.cIPI > ipis)
 		}
 	}
 }
@@ -118,8 +120,8 @@ func (s *Sim) runActions(t int) {
 // WakeCostPlain) instead of its recorded cost, which the waker's recorded
 // work holds. The difference moves the task's progress: an added cost is
 // work still to do before its next action, a saved one is work done.
-func (s *Sim) wakeCost(t int, a action, ipi bool) {
-	if a.cost <= 0 || ipi == a.ipi || len(s.opts.WakeCostPlain) == 0 || len(s.opts.WakeCostIPI) == 0 {
+func (s *Sim) wakeCost(t int, wk *Wake, ipi bool) {
+	if wk.Cost <= 0 || ipi == wk.CostIPI || len(s.opts.WakeCostPlain) == 0 || len(s.opts.WakeCostIPI) == 0 {
 		return
 	}
 	dist := s.opts.WakeCostPlain
@@ -130,7 +132,7 @@ func (s *Sim) wakeCost(t int, a action, ipi bool) {
 		*s.cCostLess++
 	}
 	tr := &s.tasks[t]
-	delta := dist.draw(s.rng, a.cost) - a.cost
+	delta := dist.draw(s.rng, wk.Cost) - wk.Cost
 	if delta < 0 {
 		// Saved work cannot take the task past its segment's end.
 		delta = max(delta, -max((tr.segEnd-tr.done)>>unitShift, 0))
