@@ -14,7 +14,8 @@ import (
 
 // TestEventLogRoundTrip: every event of real traces of each format comes
 // back from an EventLog as it went in, in order, in fewer bytes than a
-// Builder's columns.
+// Builder's columns: kept as written (a small log), past two blocks
+// compressed, and every block compressed, in fewer bytes still.
 func TestEventLogRoundTrip(t *testing.T) {
 	for _, rel := range []string{
 		"ftrace-hackbench-cyclictest/trace.txt.gz",
@@ -23,15 +24,22 @@ func TestEventLogRoundTrip(t *testing.T) {
 		"qemu-smt8-hackbench/trace.txt.zst",
 		"perfetto-tracebox-hackbench-compact/trace.pftrace.zst",
 	} {
-		var log timeline.EventLog
-		var want []timeline.Event
-		eachEvent(t, rel, nil, func(ev timeline.Event) {
-			log.Add(ev)
-			want = append(want, ev)
-		})
-		checkLog(t, rel, &log, want)
-		if per := float64(log.Bytes()) / float64(len(want)); per > 12 {
-			t.Errorf("%s: %.1f bytes an event", rel, per)
+		for _, c := range []struct {
+			raw int // rawLogBytes
+			max float64
+		}{{16 << 20, 24}, {128 << 10, 24}, {0, 12}} {
+			restore := timeline.SetRawLogBytes(c.raw)
+			var log timeline.EventLog
+			var want []timeline.Event
+			eachEvent(t, rel, nil, func(ev timeline.Event) {
+				log.Add(ev)
+				want = append(want, ev)
+			})
+			restore()
+			checkLog(t, rel, &log, want)
+			if per := float64(log.Bytes()) / float64(len(want)); per > c.max {
+				t.Errorf("%s, %d bytes kept as written: %.1f bytes an event", rel, c.raw, per)
+			}
 		}
 	}
 }
@@ -61,6 +69,8 @@ func checkLog(t *testing.T, name string, log *timeline.EventLog, want []timeline
 func FuzzEventLog(f *testing.F) {
 	f.Add([]byte{0, 0, 0x01, 0, 2, 1, 1, 0x12, 1, 0, 1, 0, 0x11, 2, 0, 1, 2, 0x02, 1, 0, 3})
 	f.Add(binary.LittleEndian.AppendUint64(nil, math.MaxUint64))
+	// Blocks past the first are compressed.
+	defer timeline.SetRawLogBytes(64 << 10)()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var log timeline.EventLog
 		var want []timeline.Event
@@ -179,35 +189,42 @@ func TestAddGapsSummaryCopy(t *testing.T) {
 }
 
 // BenchmarkEventLog adds the events of a real capture to an EventLog and
-// reads them back: ns and bytes an event, both ways.
+// reads them back, kept as written ("raw") and compressed: ns and bytes an
+// event, both ways.
 func BenchmarkEventLog(b *testing.B) {
 	var evs []timeline.Event
 	eachEvent(b, "ftrace-hackbench-cyclictest/trace.txt.gz", nil, func(ev timeline.Event) { evs = append(evs, ev) })
-	b.Run("add", func(b *testing.B) {
-		b.ReportAllocs()
-		var bytes int
-		for b.Loop() {
+	for _, c := range []struct {
+		name string
+		raw  int
+	}{{"raw", 1 << 30}, {"compressed", 0}} {
+		defer timeline.SetRawLogBytes(c.raw)()
+		b.Run("add-"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var bytes int
+			for b.Loop() {
+				var log timeline.EventLog
+				for _, ev := range evs {
+					log.Add(ev)
+				}
+				bytes = log.Bytes()
+			}
+			b.ReportMetric(float64(bytes)/float64(len(evs)), "B/event")
+			b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
+		})
+		b.Run("read-"+c.name, func(b *testing.B) {
 			var log timeline.EventLog
 			for _, ev := range evs {
 				log.Add(ev)
 			}
-			bytes = log.Bytes()
-		}
-		b.ReportMetric(float64(bytes)/float64(len(evs)), "B/event")
-		b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
-	})
-	b.Run("read", func(b *testing.B) {
-		var log timeline.EventLog
-		for _, ev := range evs {
-			log.Add(ev)
-		}
-		b.ReportAllocs()
-		n := 0
-		for b.Loop() {
-			for ev := range log.Events() {
-				n += int(ev.CPU)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				for ev := range log.Events() {
+					n += int(ev.CPU)
+				}
 			}
-		}
-		b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
-	})
+			b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
+		})
+	}
 }

@@ -12,3 +12,11 @@ func SetStreamChunk(n int) func() {
 	streamChunk = n
 	return func() { streamChunk = old }
 }
+
+// SetRawLogBytes sets how much of an EventLog is kept uncompressed, and
+// returns what puts it back.
+func SetRawLogBytes(n int) func() {
+	old := rawLogBytes
+	rawLogBytes = n
+	return func() { rawLogBytes = old }
+}
