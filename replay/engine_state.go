@@ -13,9 +13,9 @@ import (
 )
 
 // action is a point in a waker's work where it wakes or forks a task: the
-// wake of segment seg of task target (its Wake says when, in the waker's
-// work, and how).
+// wake of segment seg of task target, whose Wake says how.
 type action struct {
+	work   int64 // units (work ns × 1024): the Wake's Work, kept here for the hot path
 	target int32
 	seg    int32
 }

@@ -90,7 +90,7 @@ func (s *Sim) complete(cpu int) {
 }
 
 // actWork is the work point of tr's next action (tr.actFrom < tr.actTo).
-func (s *Sim) actWork(tr *taskRun) int64 { return min(actionWork(s.w, s.acts[tr.actFrom]), tr.actCap) }
+func (s *Sim) actWork(tr *taskRun) int64 { return min(s.acts[tr.actFrom].work, tr.actCap) }
 
 // runActions fires the wakes and forks of task t that its work has reached.
 func (s *Sim) runActions(t int) {
