@@ -9,7 +9,7 @@ import (
 
 // A Plan is what every run of a workload reads and none changes: per task
 // the cumulative work at each segment's end, and per waker its wakes and
-// forks in the order its work reaches them (24 bytes a segment).
+// forks in the order its work reaches them (16 bytes a segment).
 // Runs of one workload at once (Verdicts, Predict) share one Plan
 // (Options.Plan) instead of each building its own; a kill, which ends a
 // task's remaining actions where its work stands, caps them per run
@@ -57,22 +57,40 @@ func NewPlan(w *Workload) (*Plan, error) {
 			cum[j] = sum
 			wk := sg.Wake
 			if wk.Kind == WakeTask || wk.Kind == WakeFork {
-				p.acts[fill[wk.Waker]] = action{work: wk.Work << unitShift, target: int32(i), seg: int32(j)}
+				p.acts[fill[wk.Waker]] = action{target: int32(i), seg: int32(j)}
 				fill[wk.Waker]++
 			}
 		}
 		p.segs[i] = cum
 	}
-	byWork := func(a, b action) int { return cmp.Compare(a.work, b.work) }
+	// Each waker's actions in the order its work reaches them (stable:
+	// equal points keep the workload's task order), sorted with their
+	// points beside them.
+	type keyed struct {
+		work int64
+		a    action
+	}
+	var ks []keyed
 	for i := range n {
 		acts := p.acts[p.actStart[i]:p.actStart[i+1]]
-		// Actions in the order the waker's work reaches them (stable: equal
-		// points keep the workload's task order).
-		if !slices.IsSortedFunc(acts, byWork) {
-			slices.SortStableFunc(acts, byWork)
+		if slices.IsSortedFunc(acts, func(a, b action) int { return cmp.Compare(actionWork(w, a), actionWork(w, b)) }) {
+			continue
+		}
+		ks = ks[:0]
+		for _, a := range acts {
+			ks = append(ks, keyed{actionWork(w, a), a})
+		}
+		slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.work, b.work) })
+		for k := range ks {
+			acts[k] = ks[k].a
 		}
 	}
 	return p, nil
+}
+
+// actionWork is the point of a's wake in its waker's work (units).
+func actionWork(w *Workload, a action) int64 {
+	return w.Tasks[a.target].Segments[a.seg].Wake.Work << unitShift
 }
 
 // fits reports whether p was built for w as it stands: the same workload,

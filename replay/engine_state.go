@@ -15,7 +15,6 @@ import (
 // action is a point in a waker's work where it wakes or forks a task: the
 // wake of segment seg of task target, whose Wake says how.
 type action struct {
-	work   int64 // units (work ns × 1024): the Wake's Work, kept here for the hot path
 	target int32
 	seg    int32
 }
@@ -31,7 +30,10 @@ type taskRun struct {
 	actTo   int32
 	// actCap caps the work point of the actions left (a kill: they come
 	// with the exit); the actions are the Plan's, shared by the runs.
-	actCap    int64
+	actCap int64
+	// actWork is the work point of the next action (acts[actFrom]),
+	// math.MaxInt64 when none is left (loadAction).
+	actWork   int64
 	fired     []bool        // per segment: its wake has fired before the task blocked
 	pending   int32         // WakeAny: task wakes issued to it not yet consumed
 	affLater  int32         // 1 + the Task.Affinity index due before the task started: applied at its first run
@@ -269,6 +271,7 @@ func newSim(w *Workload, topo *topology.Topology, pol Policy, opts Options) (*Si
 		s.setAllowed(i, t.CPUs)
 		tr.actFrom, tr.actTo = plan.actStart[i], plan.actStart[i+1]
 		tr.actCap = math.MaxInt64
+		s.loadAction(tr)
 	}
 	return s, nil
 }

@@ -90,7 +90,15 @@ func (s *Sim) complete(cpu int) {
 }
 
 // actWork is the work point of tr's next action (tr.actFrom < tr.actTo).
-func (s *Sim) actWork(tr *taskRun) int64 { return min(s.acts[tr.actFrom].work, tr.actCap) }
+func (s *Sim) actWork(tr *taskRun) int64 { return min(tr.actWork, tr.actCap) }
+
+// loadAction reads the work point of tr's next action from the workload.
+func (s *Sim) loadAction(tr *taskRun) {
+	tr.actWork = math.MaxInt64
+	if tr.actFrom < tr.actTo {
+		tr.actWork = actionWork(s.w, s.acts[tr.actFrom])
+	}
+}
 
 // runActions fires the wakes and forks of task t that its work has reached.
 func (s *Sim) runActions(t int) {
@@ -104,6 +112,7 @@ func (s *Sim) runActions(t int) {
 			return
 		}
 		tr.actFrom++
+		s.loadAction(tr)
 		if fork {
 			s.fork(t, int(a.target))
 		} else {
