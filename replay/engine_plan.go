@@ -9,11 +9,12 @@ import (
 
 // A Plan is what every run of a workload reads and none changes: per task
 // the cumulative work at each segment's end, and per waker its wakes and
-// forks in the order its work reaches them (16 bytes a segment).
-// Runs of one workload at once (Verdicts, Predict) share one Plan
-// (Options.Plan) instead of each building its own; a kill, which ends a
-// task's remaining actions where its work stands, caps them per run
-// (taskRun.actCap) instead of rewriting them.
+// forks in the order its work reaches them (16 bytes a segment; an
+// action names its wake, whose work point each run reads as the action
+// comes up). Runs of one workload at once (whatif.Prepared.Verdicts)
+// share one Plan (Options.Plan) instead of each building its own; a kill,
+// which ends a task's remaining actions where its work stands, caps them
+// per run (taskRun.actCap) instead of rewriting them.
 type Plan struct {
 	w        *Workload
 	nseg     int
