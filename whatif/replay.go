@@ -303,8 +303,13 @@ func MeasureRecording(tl *timeline.Timeline, o Options) (*compare.Side, error) {
 
 // DropRecording drops the recording's events (the caller reads them no
 // more; the runs need the workload and a measured recording only) and
-// gives their memory back to the system before the runs allocate.
+// gives their memory back to the system before the runs allocate; it
+// does nothing when they are gone already (Prepare's extraction dropped
+// them, or the recording was never loaded whole).
 func (pr *Prepared) DropRecording() {
+	if pr.tl.Summary() {
+		return
+	}
 	pr.tl.DropEvents()
 	debug.FreeOSMemory()
 }
