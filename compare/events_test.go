@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
 	"github.com/schedlens/schedlens/timeline"
 )
@@ -37,21 +36,18 @@ func TestMeasureEventsSameAsMeasure(t *testing.T) {
 		"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz",
 		"../fixtures/real/qemu-smt8-hackbench/trace.txt.zst",
 	} {
-		ld, err := ingest.Load(path, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := loadReal(t, path)
 		// Built again from its events, as the replay engine builds a
 		// modeled schedule (no reader's proof of coverage).
-		b := timeline.NewBuilder(ld.Timeline.Strings, ld.Timeline.NCPU)
-		for i := range ld.Timeline.Len() {
-			b.Add(ld.Timeline.Event(i))
+		b := timeline.NewBuilder(src.Strings, src.NCPU)
+		for i := range src.Len() {
+			b.Add(src.Event(i))
 		}
 		tl, err := b.Finish()
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl.Topology = ld.Timeline.Topology
+		tl.Topology = src.Topology
 		mid := metrics.Window{Start: tl.ValidStart, End: tl.ValidStart + (tl.End-tl.ValidStart)/2}
 		want, err := Measure(tl, Options{Window: mid})
 		if err != nil {

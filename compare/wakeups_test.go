@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // TestSideFromTaskWakeups: a Side built from an analysis that keeps only
@@ -17,12 +18,8 @@ func TestSideFromTaskWakeups(t *testing.T) {
 		"../fixtures/real/perf-hackbench-cyclictest/perf-script.txt.gz",
 		"../fixtures/real/qemu-smt8-hackbench/trace.txt.zst",
 	} {
-		ld, err := ingest.Load(path, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl := ld.Timeline
-		for _, flt := range []metrics.Filter{{}, {Comms: []string{"cyclictest", "hackbench"}}} {
+		tl := loadReal(t, path)
+		for _, flt := range realFilters {
 			side := func(o metrics.Options) *Side {
 				o.Filter = flt
 				an, acc, err := metrics.AnalyzeAccount(tl, o)
@@ -51,16 +48,13 @@ func TestNoWakeupSamples(t *testing.T) {
 		"../fixtures/real/ftrace-hackbench-cyclictest/trace.txt.gz",
 		"../fixtures/real/qemu-smt8-hackbench/trace.txt.zst",
 	} {
-		ld, err := ingest.Load(path, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, flt := range []metrics.Filter{{}, {Comms: []string{"cyclictest", "hackbench"}}} {
-			want, err := Measure(ld.Timeline, Options{Filter: flt})
+		tl := loadReal(t, path)
+		for _, flt := range realFilters {
+			want, err := Measure(tl, Options{Filter: flt})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Measure(ld.Timeline, Options{Filter: flt, NoWakeupSamples: true})
+			got, err := Measure(tl, Options{Filter: flt, NoWakeupSamples: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,3 +75,17 @@ func TestNoWakeupSamples(t *testing.T) {
 		}
 	}
 }
+
+// loadReal returns the Timeline of a real trace.
+func loadReal(t *testing.T, path string) *timeline.Timeline {
+	t.Helper()
+	ld, err := ingest.Load(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ld.Timeline
+}
+
+// realFilters are the filters the tests on real traces measure under:
+// none, and two comms.
+var realFilters = []metrics.Filter{{}, {Comms: []string{"cyclictest", "hackbench"}}}
