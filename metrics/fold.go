@@ -100,7 +100,7 @@ func (f *folder) add(r *sampleRec, comm timeline.CommID) {
 	f.runnable[r.task] += r.dur
 	f.folded++
 	if f.kinds[0] == nil {
-		if r.kind != SamplePreempt && r.censored() == CensoredNone {
+		if r.completeWakeup() {
 			f.wakeups = append(f.wakeups, TaskWait{Task: r.task, DurNs: r.dur})
 		}
 		return

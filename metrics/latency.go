@@ -476,13 +476,13 @@ func (c *collector) latency() *Latency {
 		}
 		n := len(folded)
 		for i := range c.recs {
-			if r := &c.recs[i]; r.kind != SamplePreempt && r.censored() == CensoredNone {
+			if r := &c.recs[i]; r.completeWakeup() {
 				n++
 			}
 		}
 		l.Wakeups = slices.Grow(folded, n-len(folded))
 		for i := range c.recs {
-			if r := &c.recs[i]; r.kind != SamplePreempt && r.censored() == CensoredNone {
+			if r := &c.recs[i]; r.completeWakeup() {
 				l.Wakeups = append(l.Wakeups, TaskWait{Task: r.task, DurNs: r.dur})
 			}
 		}

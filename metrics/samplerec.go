@@ -60,3 +60,10 @@ func keepMatching[T any](s []T, task func(*T) timeline.TaskID, match []bool, idx
 	clear(s[n:])
 	return s[:n]
 }
+
+// completeWakeup reports whether r is a complete wakeup sample (a wait
+// from a wakeup, not a preemption, not censored): what Latency.Wakeups
+// holds.
+func (r *sampleRec) completeWakeup() bool {
+	return r.kind != SamplePreempt && r.censored() == CensoredNone
+}
