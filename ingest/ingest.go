@@ -369,18 +369,52 @@ func Load(path string, opts parse.Options) (*Loaded, error) {
 // (timeline.Builder.RequireOrder: 16 bytes an event less), and the first
 // event out of order stops the read with timeline.ErrNotTimeOrdered.
 func loadFile(path string, opts parse.Options, inOrder bool) (*Loaded, error) {
+	return loadFileWalking(path, opts, inOrder, nil)
+}
+
+func loadFileWalking(path string, opts parse.Options, inOrder bool, walk *walkAlong) (*Loaded, error) {
 	s, err := Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && orderedFormats[s.family])
+	return load(s, path, opts.MaxEvents, opts.Progress, inOrder && path != "-" && orderedFormats[s.family], walk)
 }
 
-func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int), inOrder bool) (*Loaded, error) {
+// walkAlong is a walk asked of a load (LoadWalking), and how it ended.
+type walkAlong struct {
+	start  func(prov *timeline.Timeline) timeline.AlongSinks
+	stats  timeline.WalkStats
+	walked bool
+}
+
+// LoadWalking is Load for a caller that walks the Timeline once: where the
+// trace's events come in time order and its reader declares its CPUs
+// (perf.data), it also walks them while they load, on a goroutine of its
+// own (timeline.Builder.WalkAlong), and hands what it walks to the sinks
+// start returns. walked says whether that walk ran to its end, with the
+// stats it returns; when it did not (start may have been called), the
+// caller drops what the sinks got and walks the Timeline itself. Without
+// the walk, the Timeline loads as Load loads it.
+func LoadWalking(path string, opts parse.Options, start func(prov *timeline.Timeline) timeline.AlongSinks) (ld *Loaded, stats timeline.WalkStats, walked bool, err error) {
+	walk := &walkAlong{start: start}
+	ld, err = loadFileWalking(path, opts, true, walk)
+	if errors.Is(err, timeline.ErrNotTimeOrdered) {
+		ld, err = loadFile(path, opts, false)
+		return ld, timeline.WalkStats{}, false, err
+	}
+	return ld, walk.stats, walk.walked, err
+}
+
+func load(s *Stream, path string, maxEvents int64, progress func(read, total int64, events int), inOrder bool, walk *walkAlong) (*Loaded, error) {
 	b := timeline.NewBuilder(s.Strings(), 0)
 	if inOrder {
 		b.RequireOrder()
+	}
+	var along *timeline.Along
+	if d, ok := s.Reader.(parse.CPUDeclarer); ok && walk != nil && inOrder {
+		along = b.WalkAlong(d.DeclaredCPUs(), walk.start)
+		defer along.Stop() // a read that fails ends the walk
 	}
 	limit, why := eventLimit(maxEvents)
 	if n := s.events; limit <= 0 || int64(n) <= limit {
@@ -395,6 +429,9 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 	tl, err := b.Finish()
 	if err != nil {
 		return nil, err
+	}
+	if along != nil {
+		walk.stats, walk.walked = along.Finish(tl)
 	}
 	completeTasks(tl, meta)
 	return &Loaded{Timeline: tl, Meta: meta, Compression: s.Compression, Path: path}, nil
@@ -497,5 +534,5 @@ func LoadReader(r io.Reader, name string, opts parse.Options) (*Loaded, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return load(s, name, opts.MaxEvents, opts.Progress, false)
+	return load(s, name, opts.MaxEvents, opts.Progress, false, nil)
 }

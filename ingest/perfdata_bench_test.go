@@ -8,18 +8,24 @@ import (
 )
 
 // BenchmarkTasksPerfData times the `tasks` path (read, build, account) on
-// the perf.data named by SCHEDLENS_PERFDATA, loaded as `schedlens tasks`
-// loads it: the figure to set beside `perf sched latency` on the same
-// file. It reports input MB/s, events/s and allocations.
+// the perf.data named by SCHEDLENS_PERFDATA, loaded and accounted as
+// `schedlens tasks` does (the accounting walks along the load): the figure
+// to set beside `perf sched latency` on the same file. It reports input
+// MB/s, events/s and allocations.
 func BenchmarkTasksPerfData(b *testing.B) {
 	path := readertest.BenchFile(b, "SCHEDLENS_PERFDATA")
 	events := 0
 	for b.Loop() {
-		ld, err := Load(path, Options{})
+		var along metrics.AccountAlong
+		ld, ws, walked, err := LoadWalking(path, Options{}, along.Start)
 		if err != nil {
 			b.Fatal(err)
 		}
-		metrics.Account(ld.Timeline, metrics.DefaultWindow(ld.Timeline))
+		if walked {
+			along.Result(ws)
+		} else {
+			metrics.Account(ld.Timeline, metrics.DefaultWindow(ld.Timeline))
+		}
 		events += ld.Timeline.Len()
 	}
 	b.StopTimer()

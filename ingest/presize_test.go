@@ -78,13 +78,13 @@ func TestPresizedPerfData(t *testing.T) {
 	}
 	s := open()
 	est := s.events
-	sized, err := load(s, f, 0, nil, false)
+	sized, err := load(s, f, 0, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s = open()
 	s.events = 0
-	unsized, err := load(s, f, 0, nil, false)
+	unsized, err := load(s, f, 0, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

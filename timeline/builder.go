@@ -52,6 +52,9 @@ type Builder struct {
 	// Finish merges the per-CPU streams instead of keeping arrival order.
 	unordered bool
 
+	// along is the walk beside the Adds, if one was asked for (WalkAlong).
+	along *Along
+
 	coverage Coverage // what the reader proved, see SetCoverage
 	evidence string
 
@@ -197,6 +200,9 @@ func (b *Builder) Add(ev Event) {
 	if b.osum != nil {
 		b.osum.addEvent(&ev)
 	}
+	if b.along != nil && len(b.times)%alongEvery == 0 {
+		b.along.handOver(b)
+	}
 }
 
 // prioOf is an event's prio as the Prios column keeps it (NoPrio if
@@ -302,6 +308,9 @@ func (b *Builder) before(a, c int32) bool {
 // Finish merges the streams, resolves task instances and returns the
 // Timeline. The Builder must not be used afterwards.
 func (b *Builder) Finish() (*Timeline, error) {
+	if b.along != nil {
+		b.along.finishAdds(b)
+	}
 	if b.err != nil {
 		return nil, b.err
 	}

@@ -20,3 +20,11 @@ func SetRawLogBytes(n int) func() {
 	rawLogBytes = n
 	return func() { rawLogBytes = old }
 }
+
+// SetAlongEvery sets how many events a Builder adds between two hand-overs
+// to a walk along it, and returns what puts it back.
+func SetAlongEvery(n int) func() {
+	old := alongEvery
+	alongEvery = n
+	return func() { alongEvery = old }
+}

@@ -33,6 +33,23 @@ type walked struct {
 	stats timeline.WalkStats
 }
 
+// sameWalk fails t where got's spans or counts are not want's.
+func sameWalk(t *testing.T, got, want walked) {
+	t.Helper()
+	if len(got.spans) != len(want.spans) {
+		t.Fatalf("%d spans, want %d", len(got.spans), len(want.spans))
+	}
+	for i := range got.spans {
+		if got.spans[i] != want.spans[i] {
+			t.Fatalf("span %d: %+v, want %+v", i, got.spans[i], want.spans[i])
+		}
+	}
+	if !reflect.DeepEqual(got.stats, want.stats) {
+		t.Errorf("walk stats differ: %d/%d wakeups of running/queued, want %d/%d",
+			got.stats.WakeupsOfRunning, got.stats.WakeupsOfQueued, want.stats.WakeupsOfRunning, want.stats.WakeupsOfQueued)
+	}
+}
+
 // TestStreamWalkSameAsWalk: the two reads of a streamed walk (a summary,
 // then a walk of the events a chunk at a time) give the figures, spans,
 // counts, tasks and inconsistencies of a walk of the loaded Timeline, on
@@ -92,18 +109,7 @@ func TestStreamWalkSameAsWalk(t *testing.T) {
 				if want := (a.Len() + chunk - 1) / chunk; chunks != want {
 					t.Errorf("%d chunks, want %d", chunks, want)
 				}
-				if len(got.spans) != len(want.spans) {
-					t.Fatalf("%d spans, want %d", len(got.spans), len(want.spans))
-				}
-				for i := range got.spans {
-					if got.spans[i] != want.spans[i] {
-						t.Fatalf("span %d: %+v, want %+v", i, got.spans[i], want.spans[i])
-					}
-				}
-				if !reflect.DeepEqual(got.stats, want.stats) {
-					t.Errorf("walk stats differ: %d/%d wakeups of running/queued, want %d/%d",
-						got.stats.WakeupsOfRunning, got.stats.WakeupsOfQueued, want.stats.WakeupsOfRunning, want.stats.WakeupsOfQueued)
-				}
+				sameWalk(t, got, want)
 				if !reflect.DeepEqual(b.Tasks, a.Tasks) {
 					t.Errorf("tasks differ: %d, want %d", len(b.Tasks), len(a.Tasks))
 				}

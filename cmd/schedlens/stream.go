@@ -81,8 +81,20 @@ func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...
 		}
 	}
 	// Loaded: accounted before the warnings, whose count of
-	// inconsistencies the accounting's walk then finds.
-	ld, err := f.loadQuiet(cmd, path)
+	// inconsistencies the accounting's walk then finds. Over the default
+	// window, the accounting walks the events as they load, where it can.
+	var along metrics.AccountAlong
+	var ld *ingest.Loaded
+	var ws timeline.WalkStats
+	walked := false
+	if f.defaultWindow() && path != "-" {
+		err = f.read(cmd, path, "", func(opts ingest.Options) (err error) {
+			ld, ws, walked, err = ingest.LoadWalking(path, opts, along.Start)
+			return err
+		})
+	} else {
+		ld, err = f.loadQuiet(cmd, path)
+	}
 	if err != nil {
 		return nil, metrics.Window{}, nil, err
 	}
@@ -91,9 +103,19 @@ func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...
 		f.warnLoad(cmd, ld)
 		return ld, win, nil, err
 	}
-	acc := metrics.Account(ld.Timeline, win)
+	var acc *metrics.Accounting
+	if walked {
+		acc = along.Result(ws)
+	} else {
+		acc = metrics.Account(ld.Timeline, win)
+	}
 	f.warnLoad(cmd, ld)
 	return ld, win, acc, f.checkFilter(cmd.ErrOrStderr(), ld.Timeline)
+}
+
+// defaultWindow reports whether no flag narrows the window.
+func (f *traceFlags) defaultWindow() bool {
+	return f.start == "" && f.end == "" && f.startMarker == "" && f.endMarker == ""
 }
 
 // streamAccount is prepareAccount's streamed read.

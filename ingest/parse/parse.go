@@ -185,6 +185,14 @@ func (m *Meta) Skip(err error) {
 	}
 }
 
+// CPUDeclarer is a Reader whose input states how many CPUs the trace has
+// before its events (perf.data's HEADER_NRCPUS), so that a walk of the
+// events can begin before the last of them (timeline.Builder.WalkAlong).
+// DeclaredCPUs returns 0 when the input states none.
+type CPUDeclarer interface {
+	DeclaredCPUs() int
+}
+
 // Reader hands out the events of one trace in file order.
 type Reader interface {
 	// Next fills ev with the next event. It returns io.EOF at the end and a

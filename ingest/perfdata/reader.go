@@ -280,6 +280,18 @@ func (r *Reader) addAttr(a *attr) {
 	}
 }
 
+// DeclaredCPUs returns the CPUs present on the recording machine
+// (HEADER_NRCPUS' nr_cpus_avail) when the header, ahead of the records,
+// states them; 0 otherwise (pipe mode sends its feature sections last).
+func (r *Reader) DeclaredCPUs() int {
+	if r.info == nil {
+		return 0
+	}
+	return r.info.nrAvail
+}
+
+var _ parse.CPUDeclarer = (*Reader)(nil)
+
 // Meta returns what the Reader learned so far; it is complete after Next
 // has returned io.EOF.
 func (r *Reader) Meta() *parse.Meta { return r.meta }
