@@ -38,7 +38,10 @@
 //   - queue.go: perf's FINISHED_ROUND ordering, as ordered_events does it,
 //     with one FIFO per CPU and a lazy k-way merge; FIFOs of fixed blocks
 //     and payloads in fixed chunks, reused, so that its memory follows
-//     what two rounds hold, whatever the file's size.
+//     what two rounds hold, whatever the file's size. A sample of an
+//     event the reader does not interpret (sched_stat_runtime: half of
+//     what `perf sched record` writes) rides on its CPU's next record
+//     rather than taking a place in the merge (queue.go, uent).
 //   - comms.go: the payloads' comms interned through a per-pid cache,
 //     and perf's thread names (COMM, FORK) in a table by tid.
 //   - estimate.go: the event count the data section may hold, with which

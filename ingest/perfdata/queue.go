@@ -16,8 +16,9 @@ type entry struct {
 	pid   int32  // sample pid; FORK: parent tid
 	tid   int32  // sample tid; COMM, FORK: the thread
 	cpu   int32
-	typ   uint8
+	typ   uint8 // 0: no record, only the unknown samples it carries
 	flags uint8
+	nu    int // unknown samples it carries (queue.carried), handed out before it
 }
 
 const (
@@ -36,7 +37,26 @@ type qent struct {
 	seq   uint32
 	chunk int32
 	off   uint32
-	meta  uint32 // typ | flags<<8 | (spec index+1)<<16
+	meta  uint32 // typ | flags<<8 | (spec index+1)<<16; 0: a carrier of unknown samples alone
+	nu    uint32 // unknown samples handed out just before it (see uent)
+}
+
+// uent is a sample of an event the reader does not interpret (one of its
+// CPU's, timed), which the queue keeps beside its CPU's FIFO rather than
+// in it: all its delivery does is check and set its CPU's last record
+// time and count it, which concerns only that CPU's records, and these are
+// handed out in FIFO order while the FIFO is sorted. So it rides on the
+// next record queued on its CPU (qent.nu counts them), which hands it out
+// just before itself; a merge that begins first gives the ones still
+// waiting a carrier of their own, at the time of the last of them. A FIFO
+// that turns out of order, and a merge that hands out only part of what
+// is queued, take them back into the FIFO as records of their own
+// (explode), so that the sort and the count see what perf's queue does.
+type uent struct {
+	time uint64
+	at   int64
+	seq  uint32
+	spec uint32 // spec index+1
 }
 
 // oent is a record without a time, with its CPU.
@@ -65,6 +85,8 @@ const (
 // arrival order breaking ties; records without a time (or with time 0,
 // such as those perf synthesizes at the start) are handed out at once.
 // Memory is bounded by what two rounds hold (plus maxQueued as a cap).
+// Samples of events the reader does not interpret ride on their CPU's next
+// record instead of taking a place in the merge (see uent).
 //
 // Each CPU's ring buffer is written in time order, so the records are
 // kept in one FIFO per CPU, normally sorted already, and a round is handed
@@ -97,10 +119,19 @@ type queue struct {
 	lastChunk int32
 	lastOff   uint32
 	hasOut    bool
+	lastReal  bool // the record handed out last was one (not a bare carrier)
 	seq       uint32
+	// carried: the unknown samples the record handed out last carries,
+	// valid until the next fill
+	carried []uent
 
 	nextFlush uint64 // hand out up to this time at the next round's end
 	maxTime   uint64
+
+	// carry: unknown samples ride on records (uent); without it each is a
+	// record of its own, as in perf's queue
+	carry     bool
+	maxQueued int
 }
 
 // fifo is one bucket's records in arrival order, in blocks of blockLen
@@ -110,9 +141,17 @@ type fifo struct {
 	blocks   []*[blockLen]qent
 	head     int    // the first record's index in blocks[0]
 	n        int    // records
-	last     uint64 // the last record's time, when n > 0
+	last     uint64 // the last record's time (unknown samples too), when live
 	unsorted bool
+	// the unknown samples carried by the records or waiting for one, in
+	// arrival order from uhead; the last upend of them wait
+	unk   []uent
+	uhead int
+	upend int
 }
+
+// live reports whether f holds anything not handed out.
+func (f *fifo) live() bool { return f.n > 0 || f.upend > 0 }
 
 // at returns the i-th record.
 func (f *fifo) at(i int) *qent {
@@ -175,7 +214,7 @@ func (f *fifo) sort() {
 // early, as perf does when its queue reaches its size limit.
 const maxQueued = 512 << 20
 
-func newQueue() queue { return queue{cur: -1} }
+func newQueue() queue { return queue{cur: -1, carry: true, maxQueued: maxQueued} }
 
 // specIndex registers a spec and returns its index.
 func (q *queue) specIndex(s *eventSpec) int {
@@ -251,11 +290,18 @@ func (q *queue) add(e *entry, p []byte, timed bool) {
 			q.pend = append(q.pend, fifo{})
 		}
 		f := &q.pend[b]
-		if f.n > 0 && f.last > e.time {
+		if f.live() && f.last > e.time {
+			q.explode(f)
 			f.unsorted = true
 		}
 		f.last = e.time
+		if b > 0 && q.carry && !f.unsorted && e.typ == recSample && e.spec != nil && e.spec.kind == timeline.KindUnknown {
+			q.addUnknown(f, e)
+			return
+		}
 		qe = q.push(f)
+		qe.nu = uint32(f.upend)
+		f.upend = 0
 		q.npending++
 	} else {
 		q.out = append(q.out, oent{cpu: e.cpu})
@@ -271,9 +317,61 @@ func (q *queue) add(e *entry, p []byte, timed bool) {
 	if e.typ != recSample || e.spec == nil || e.spec.kind != timeline.KindUnknown {
 		q.store(e, p, qe)
 	}
-	if timed && q.queued > maxQueued && q.npending > 1 && !q.merging {
+	if timed && q.queued > q.maxQueued && q.npending > 1 && !q.merging {
 		q.startMerge(0, true, q.npending/2)
 	}
+}
+
+// addUnknown keeps e, a sample of an event the reader does not interpret,
+// beside f until a record carries it (see uent).
+func (q *queue) addUnknown(f *fifo, e *entry) {
+	if f.uhead == len(f.unk) {
+		f.unk, f.uhead = f.unk[:0], 0
+	} else if f.uhead >= 1024 && f.uhead > len(f.unk)/2 {
+		f.unk = f.unk[:copy(f.unk, f.unk[f.uhead:])]
+		f.uhead = 0
+	}
+	f.unk = append(f.unk, uent{time: e.time, at: e.at, seq: q.seq, spec: uint32(q.specIndex(e.spec))})
+	f.upend++
+	q.seq++
+	q.npending++
+	q.queued += entBytes
+	if q.queued > q.maxQueued && q.npending > 1 && !q.merging {
+		q.startMerge(0, true, q.npending/2)
+	}
+}
+
+// explode takes f's unknown samples back into f as records of their own,
+// each before the record that carried it, those still waiting at the end.
+func (q *queue) explode(f *fifo) {
+	if f.uhead == len(f.unk) {
+		return
+	}
+	all := make([]qent, 0, f.n+len(f.unk)-f.uhead)
+	u := f.uhead
+	bare := func(x uent) qent {
+		return qent{time: x.time, at: x.at, seq: x.seq, chunk: -1,
+			meta: recSample | (hasCPU|hasTime)<<8 | x.spec<<16}
+	}
+	for i := 0; i < f.n; i++ {
+		qe := *f.at(i)
+		for ; qe.nu > 0; qe.nu-- {
+			all = append(all, bare(f.unk[u]))
+			u++
+		}
+		if qe.meta != 0 {
+			all = append(all, qe)
+		}
+	}
+	for ; u < len(f.unk); u++ {
+		all = append(all, bare(f.unk[u]))
+	}
+	q.blocks = append(q.blocks, f.blocks...)
+	f.blocks, f.head, f.n = f.blocks[:0], 0, 0
+	for _, qe := range all {
+		*q.push(f) = qe
+	}
+	f.unk, f.uhead, f.upend = f.unk[:0], 0, 0
 }
 
 // round handles a FINISHED_ROUND.
@@ -311,8 +409,14 @@ func (q *queue) down(i int) {
 	}
 }
 
+// qualifies reports whether f's first record is to be handed out in the
+// merge in progress, or the first unknown sample it carries.
 func (q *queue) qualifies(f *fifo) bool {
-	return f.n > 0 && (q.all || f.blocks[0][f.head].time <= q.limit)
+	if f.n == 0 {
+		return false
+	}
+	h := &f.blocks[0][f.head]
+	return q.all || h.time <= q.limit || h.nu > 0 && f.unk[f.uhead].time <= q.limit
 }
 
 // startMerge begins handing out pending records with time <= limit (all
@@ -326,6 +430,16 @@ func (q *queue) startMerge(limit uint64, all bool, maxN int) {
 	q.heap = q.heap[:0]
 	for b := range q.pend {
 		f := &q.pend[b]
+		switch {
+		case maxN >= 0:
+			// a count of records to hand out: each is one
+			q.explode(f)
+		case f.upend > 0:
+			// a carrier for the unknown samples still waiting
+			x := &f.unk[len(f.unk)-1]
+			*q.push(f) = qent{time: x.time, at: x.at, seq: x.seq, chunk: -1, nu: uint32(f.upend)}
+			f.upend = 0
+		}
 		if f.unsorted {
 			f.sort()
 		}
@@ -346,7 +460,9 @@ func (q *queue) ready() bool { return q.outPos < len(q.out) || q.merging }
 // call), or false.
 func (q *queue) next(e *entry) ([]byte, bool) {
 	if q.hasOut {
-		q.release(q.lastChunk, q.lastOff)
+		if q.lastReal {
+			q.release(q.lastChunk, q.lastOff)
+		}
 		q.hasOut = false
 	}
 	// Fields are copied one by one, before the FIFOs move (endMerge).
@@ -362,28 +478,41 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 		b := q.heap[0]
 		f := &q.pend[b]
 		// bucket 0's records have no CPU, which decode leaves 0
-		q.take(&f.blocks[0][f.head], int32(max(b-1, 0)), e)
+		qe := &f.blocks[0][f.head]
+		if !q.all && qe.time > q.limit {
+			// Only unknown samples the record carries are due: they go
+			// now, as perf's queue hands them out, and the record stays.
+			q.takeCarried(f, qe, int32(b-1), e)
+			q.dropHead()
+			return nil, true
+		}
+		q.take(qe, int32(max(b-1, 0)), e)
+		if nu := int(qe.nu); nu > 0 {
+			q.carried = f.unk[f.uhead : f.uhead+nu]
+			f.uhead += nu
+			q.npending -= nu
+			q.queued -= nu * entBytes
+		}
 		q.pop(f)
-		q.npending--
+		if q.lastReal {
+			q.npending--
+		}
 		if q.maxN > 0 {
 			q.maxN--
 		}
 		if q.qualifies(f) {
 			q.down(0)
 		} else {
-			last := len(q.heap) - 1
-			q.heap[0] = q.heap[last]
-			q.heap = q.heap[:last]
-			q.down(0)
+			q.dropHead()
 		}
-		if len(q.heap) == 0 || q.maxN == 0 {
+		if q.maxN == 0 {
 			q.merging = false
 		}
 	default:
 		return nil, false
 	}
 	q.hasOut = true
-	if q.lastChunk < 0 {
+	if q.lastChunk < 0 || !q.lastReal {
 		return nil, true
 	}
 	c := q.chunks[q.lastChunk][q.lastOff:]
@@ -391,11 +520,43 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 	return c[20 : 20+n], true
 }
 
+// dropHead takes the FIFO at the top of the merge's heap out of it.
+func (q *queue) dropHead() {
+	last := len(q.heap) - 1
+	q.heap[0] = q.heap[last]
+	q.heap = q.heap[:last]
+	q.down(0)
+	if len(q.heap) == 0 {
+		q.merging = false
+	}
+}
+
+// takeCarried hands out, as a bare carrier (typ 0) of CPU cpu, the unknown
+// samples that f's first record qe carries up to the merge's limit, and
+// leaves it the rest.
+func (q *queue) takeCarried(f *fifo, qe *qent, cpu int32, e *entry) {
+	k := 0
+	for k < int(qe.nu) && f.unk[f.uhead+k].time <= q.limit {
+		k++
+	}
+	*e = entry{time: qe.time, at: qe.at, cpu: cpu, nu: k}
+	q.carried = f.unk[f.uhead : f.uhead+k]
+	f.uhead += k
+	qe.nu -= uint32(k)
+	q.npending -= k
+	q.queued -= k * entBytes
+	q.lastReal = false
+	q.hasOut = true
+}
+
 // take copies what delivery needs of qe into e, and notes qe's chunk and
 // offset for release.
 func (q *queue) take(qe *qent, cpu int32, e *entry) {
 	e.time, e.at, e.cpu = qe.time, qe.at, cpu
 	e.typ, e.flags = uint8(qe.meta), uint8(qe.meta>>8)
+	e.nu = int(qe.nu)
+	q.carried = nil
+	q.lastReal = qe.meta != 0
 	e.spec = nil
 	if s := qe.meta >> 16; s > 0 {
 		e.spec = q.specs[s-1]

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // refQueue is perf's ordered_events rule written plainly
@@ -135,5 +137,138 @@ func TestQueueOrder(t *testing.T) {
 			}
 			t.Fatalf("trial %d: %d records out, want %d", trial, len(got), len(want))
 		}
+	}
+}
+
+// handedOut is what a queue hands out, seen as the reader sees it: the
+// records it delivers in order, and per CPU the order of all its records,
+// unknown samples among them.
+type handedOut struct {
+	records []uint64   // ids of the records other than unknown samples
+	perCPU  [][]uint64 // by bucket: ids of everything handed out there
+}
+
+func (h *handedOut) drain(t *testing.T, q *queue) {
+	var e entry
+	for {
+		_, ok := q.next(&e)
+		if !ok {
+			return
+		}
+		b := 0
+		if e.flags&hasCPU != 0 || e.typ == 0 {
+			b = int(e.cpu) + 1
+		}
+		for len(h.perCPU) <= b {
+			h.perCPU = append(h.perCPU, nil)
+		}
+		if len(q.carried) != e.nu {
+			t.Fatalf("a record carries %d unknown samples, %d handed over", e.nu, len(q.carried))
+		}
+		for _, u := range q.carried {
+			if q.specs[u.spec-1].kind != timeline.KindUnknown {
+				t.Fatalf("unknown sample %d of a known event", u.at)
+			}
+			h.perCPU[b] = append(h.perCPU[b], uint64(u.at))
+		}
+		switch {
+		case e.typ == 0:
+		case e.spec.kind == timeline.KindUnknown:
+			h.perCPU[b] = append(h.perCPU[b], uint64(e.at))
+		default:
+			h.perCPU[b] = append(h.perCPU[b], uint64(e.at))
+			h.records = append(h.records, uint64(e.at))
+		}
+	}
+}
+
+// TestQueueCarriesUnknown: a queue whose unknown samples ride on their
+// CPU's next record hands out the other records in the order of a queue
+// that keeps each as a record of its own, and on each CPU every record and
+// unknown sample in that order too (all that their delivery depends on),
+// with rounds, records back in time (a FIFO out of order takes its unknown
+// samples back), records without a CPU, and byte caps low enough that
+// merges hand out half of what is queued.
+func TestQueueCarriesUnknown(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	carried := 0
+	for trial := range 24 {
+		carry, plain := newQueue(), newQueue()
+		plain.carry = false
+		// each queue numbers the specs it meets
+		unknown := [2]*eventSpec{{name: "sched:sched_stat_runtime"}, {name: "sched:sched_stat_runtime"}}
+		known := [2]*eventSpec{{name: "sched:sched_switch", kind: timeline.KindSwitch}, {name: "sched:sched_switch", kind: timeline.KindSwitch}}
+		if trial%3 == 1 {
+			carry.maxQueued, plain.maxQueued = 64<<10, 64<<10
+		}
+		var got, want handedOut
+		clock := make([]uint64, 5)
+		perRound := []int{20, 300, 4000}[trial%3]
+		for id := range uint64(20000 + trial*500) {
+			if rng.IntN(perRound) == 0 {
+				// the reader reads on once what a round hands out is out
+				carry.round()
+				plain.round()
+				got.drain(t, &carry)
+				want.drain(t, &plain)
+			}
+			b := rng.IntN(len(clock))
+			clock[b] += uint64(rng.IntN(1000))
+			tm := clock[b] + 1
+			if rng.IntN(200) < trial%4 {
+				tm -= min(tm-1, uint64(rng.IntN(5000))) // back in time
+			}
+			e := entry{time: tm, at: int64(id), typ: recSample, spec: unknown[0], flags: hasTime}
+			p := []byte(nil)
+			isKnown := rng.IntN(2) == 0
+			if isKnown {
+				e.spec, p = known[0], make([]byte, rng.IntN(100))
+			}
+			if b > 0 {
+				e.cpu, e.flags = int32(b-1), e.flags|hasCPU
+			}
+			e2 := e
+			e2.spec = unknown[1]
+			if isKnown {
+				e2.spec = known[1]
+			}
+			carry.add(&e, p, true)
+			plain.add(&e2, p, true)
+			if carry.ready() {
+				got.drain(t, &carry)
+			}
+			if plain.ready() {
+				want.drain(t, &plain)
+			}
+			carried += len(carry.carried)
+		}
+		carry.flushAll()
+		plain.flushAll()
+		got.drain(t, &carry)
+		want.drain(t, &plain)
+		if !slices.Equal(got.records, want.records) {
+			for i := range got.records {
+				if got.records[i] != want.records[i] {
+					t.Logf("first difference at %d: %d, want %d", i, got.records[i], want.records[i])
+					break
+				}
+			}
+			t.Fatalf("trial %d: records handed out in another order (%d and %d)", trial, len(got.records), len(want.records))
+		}
+		for b := range max(len(got.perCPU), len(want.perCPU)) {
+			var g, w []uint64
+			if b < len(got.perCPU) {
+				g = got.perCPU[b]
+			}
+			if b < len(want.perCPU) {
+				w = want.perCPU[b]
+			}
+			if !slices.Equal(g, w) {
+				t.Fatalf("trial %d: bucket %d handed out %d records in another order than %d", trial, b, len(g), len(w))
+			}
+		}
+	}
+	if carried == 0 {
+		t.Fatal("no unknown sample rode on a record")
 	}
 }

@@ -342,17 +342,22 @@ func (r *Reader) Next(ev *timeline.Event) error {
 			}
 			continue
 		}
+		if e.nu > 0 {
+			if err := r.deliverCarried(e.cpu); err != nil {
+				ev.Reset()
+				return err
+			}
+		}
+		if e.typ == 0 {
+			continue // a carrier of unknown samples alone
+		}
 		ok, perr := r.deliver(&e, payload, ev)
 		if perr != nil {
 			ev.Reset()
-			if r.opts.Lenient {
-				r.meta.Skip(perr)
-				continue
+			if err := r.refuse(perr); err != nil {
+				return err
 			}
-			r.err = perr
-			r.countSpecs()
-			r.closeSpool()
-			return perr
+			continue
 		}
 		if ok {
 			r.commit(ev)
@@ -360,6 +365,34 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		}
 	}
 	return r.flush(ev)
+}
+
+// deliverCarried hands out the unknown samples the record just taken from
+// the queue carries (queue.carried), of CPU cpu, as deliver would have
+// one by one: a malformed one stops the read, or is skipped with
+// Options.Lenient.
+func (r *Reader) deliverCarried(cpu int32) error {
+	for _, u := range r.q.carried {
+		if perr := r.deliverUnknown(int(cpu), timeline.Time(u.time), u.at, r.q.specs[u.spec-1]); perr != nil {
+			if err := r.refuse(perr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refuse handles a malformed record found at delivery: skipped under
+// Options.Lenient (nil), else the error that ends the read.
+func (r *Reader) refuse(perr *parse.ParseError) error {
+	if r.opts.Lenient {
+		r.meta.Skip(perr)
+		return nil
+	}
+	r.err = perr
+	r.countSpecs()
+	r.closeSpool()
+	return perr
 }
 
 // fill reads records until some are ready to hand out or the input ends.

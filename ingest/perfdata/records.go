@@ -476,39 +476,54 @@ func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.P
 	// PERF_RECORD_SAMPLE
 	t := timeline.Time(e.time)
 	cpu := int(e.cpu)
-	{
-		if last := r.cpuLost.LastOf(cpu); last != timeline.NoTime && t < last {
-			return false, r.errorAt(e.at, "PERF_RECORD_SAMPLE", parse.ErrBackwards,
-				"time %d on CPU %d is before the CPU's previous record at %d", t, cpu, last)
-		}
-	}
 	spec := e.spec
-	if spec.kind != timeline.KindUnknown {
-		ev.Reset()
-		ev.Time = t
-		ev.CPU = timeline.CPU(cpu)
-		sc := sampleCtx{tid: timeline.NoTID, comm: timeline.NoComm}
-		if e.flags&hasTID != 0 {
-			ev.TGID = e.pid
-			sc.tid = timeline.TID(e.tid)
-			if spec.ctxComm {
-				if c, ok := r.threads.get(e.tid); ok {
-					sc.comm = c
-				}
+	if spec.kind == timeline.KindUnknown {
+		return false, r.deliverUnknown(cpu, t, e.at, spec)
+	}
+	if perr := r.checkOrder(cpu, t, e.at); perr != nil {
+		return false, perr
+	}
+	ev.Reset()
+	ev.Time = t
+	ev.CPU = timeline.CPU(cpu)
+	sc := sampleCtx{tid: timeline.NoTID, comm: timeline.NoComm}
+	if e.flags&hasTID != 0 {
+		ev.TGID = e.pid
+		sc.tid = timeline.TID(e.tid)
+		if spec.ctxComm {
+			if c, ok := r.threads.get(e.tid); ok {
+				sc.comm = c
 			}
 		}
-		if msg := spec.fill(p, sc, &r.comms, ev); msg != "" {
-			ev.Reset()
-			return false, r.errorAt(e.at, spec.name, parse.ErrBadField, "%s", msg)
-		}
-		ev.Kind = spec.kind
+	}
+	if msg := spec.fill(p, sc, &r.comms, ev); msg != "" {
+		ev.Reset()
+		return false, r.errorAt(e.at, spec.name, parse.ErrBadField, "%s", msg)
+	}
+	ev.Kind = spec.kind
+	r.see(cpu, t)
+	return true, nil
+}
+
+// checkOrder fails a sample at t on cpu (at offset at) that is before the
+// CPU's previous record.
+func (r *Reader) checkOrder(cpu int, t timeline.Time, at int64) *parse.ParseError {
+	if last := r.cpuLost.LastOf(cpu); last != timeline.NoTime && t < last {
+		return r.errorAt(at, "PERF_RECORD_SAMPLE", parse.ErrBackwards,
+			"time %d on CPU %d is before the CPU's previous record at %d", t, cpu, last)
+	}
+	return nil
+}
+
+// deliverUnknown hands out a sample of an event the reader does not
+// interpret: it counts, and its time is its CPU's latest record.
+func (r *Reader) deliverUnknown(cpu int, t timeline.Time, at int64, spec *eventSpec) *parse.ParseError {
+	if perr := r.checkOrder(cpu, t, at); perr != nil {
+		return perr
 	}
 	r.see(cpu, t)
-	if spec.kind == timeline.KindUnknown {
-		spec.count++ // into Meta.Unknown at the end
-		return false, nil
-	}
-	return true, nil
+	spec.count++ // into Meta.Unknown at the end
+	return nil
 }
 
 // specOf returns how to decode an attribute's samples.
