@@ -48,6 +48,9 @@ type Reader struct {
 	data    int64         // size of the data section; 0 in pipe mode
 	pipe    bool
 	spool   *os.File // file-mode input copied to a temporary file
+	mapped  *mapping // the data section in memory (win is it while inMap)
+	inMap   bool
+	recAt   int64 // file offset of the record read last from the stream
 	zdec    *zstream
 	dbuf    []byte // decompressed records not yet taken
 	dpos    int
@@ -191,6 +194,10 @@ func (r *Reader) closeSpool() {
 		r.spool.Close()
 		r.spool = nil
 	}
+	if r.mapped != nil {
+		r.mapped.close()
+		r.mapped, r.win, r.wpos, r.inMap = nil, nil, 0, false
+	}
 }
 
 func (r *Reader) openFile(ra io.ReaderAt, size int64) *parse.ParseError {
@@ -222,6 +229,13 @@ func (r *Reader) openFile(ra io.ReaderAt, size int64) *parse.ParseError {
 	}
 	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(h.data.off), int64(h.data.size)), bufSize)
 	r.pos, r.end, r.data = int64(h.data.off), int64(h.data.off+h.data.size), int64(h.data.size)
+	if f, ok := ra.(*os.File); ok {
+		// Records read in place; src only for what the window cannot
+		// hold (a record cut off at the section's end).
+		if r.mapped = mapData(f, r.pos, r.data); r.mapped != nil {
+			r.win, r.wpos, r.inMap = r.mapped.data, 0, true
+		}
+	}
 	return nil
 }
 
@@ -396,7 +410,13 @@ func (r *Reader) refuse(perr *parse.ParseError) error {
 }
 
 // fill reads records until some are ready to hand out or the input ends.
-func (r *Reader) fill() error {
+func (r *Reader) fill() (err error) {
+	if r.inMap {
+		defer r.mapped.guard(&err, func() *parse.ParseError {
+			return r.errorAt(r.recAt, "perf record", parse.ErrTruncated,
+				"the file changed while it was read: its mapped pages are gone (cut short?)")
+		})()
+	}
 	for !r.q.ready() {
 		if r.srcDone {
 			return nil
@@ -503,6 +523,7 @@ func (r *Reader) decompress(p []byte, at int64) error {
 // and one Discard per buffer's worth of records rather than per record.
 func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 	at := r.pos
+	r.recAt = at
 	if r.end >= 0 && at >= r.end {
 		return 0, nil, at, io.EOF
 	}
@@ -511,12 +532,20 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 		if size >= 8 && size <= len(w) && (r.end < 0 || at+int64(size) <= r.end) {
 			r.wpos += size
 			r.pos += int64(size)
+			if r.inMap {
+				r.mapped.progress(r.wpos)
+			}
 			return binary.LittleEndian.Uint32(w), w[:size], at, nil
 		}
 	}
 	r.syncSrc()
 	hdr, err := r.src.Peek(8)
 	if len(hdr) == 0 && err == io.EOF {
+		if r.end >= 0 {
+			// the header promised more: the file changed under the read
+			return 0, nil, at, r.errorAt(at, "perf record", parse.ErrTruncated,
+				"the file ends at offset %#x, inside its data section (to %#x): cut short while it was read?", at, r.end)
+		}
 		return 0, nil, at, io.EOF
 	}
 	if len(hdr) < 8 {
@@ -545,7 +574,7 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 // is read directly.
 func (r *Reader) syncSrc() {
 	r.src.Discard(r.wpos)
-	r.win, r.wpos = nil, 0
+	r.win, r.wpos, r.inMap = nil, 0, false
 }
 
 func (r *Reader) readErr(at int64, have, want int, err error) error {

@@ -1,0 +1,108 @@
+package perfdata
+
+import (
+	"os"
+	"runtime/debug"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/schedlens/schedlens/ingest/parse"
+)
+
+// mapStep is how far ahead of the records being read a mapped data
+// section's pages are made present, and how much the reader reads between
+// two hand-overs to the goroutine that does it.
+var mapStep = 4 << 20
+
+// mapping is a file-mode data section mapped into memory, so that records
+// are read where they are (Reader.streamRecord takes them from the mapped
+// window) instead of copied out of the file by read(2). A goroutine of its
+// own makes the pages ahead of the reader present (MADV_POPULATE_READ), so
+// the reader's goroutine takes no page faults, and drops those behind it
+// (MADV_DONTNEED), so that the file's pages count in the process's memory
+// only while they are read.
+type mapping struct {
+	all  []byte // the mapping, from a page boundary
+	data []byte // the data section within it
+	skip int    // offset of data in all
+	// the reader's progress in data, handed over each mapStep
+	pos  chan int
+	done chan struct{}
+	next int // where the reader hands over its progress next
+}
+
+// mapData maps the data section [off, off+size) of f, or returns nil
+// where it cannot (the reader then reads the file).
+func mapData(f *os.File, off, size int64) *mapping {
+	if size <= 0 || size > 1<<40 {
+		return nil
+	}
+	page := int64(os.Getpagesize())
+	start := off / page * page
+	all, err := unix.Mmap(int(f.Fd()), start, int(off+size-start), unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	m := &mapping{all: all, skip: int(off - start), pos: make(chan int, 4), done: make(chan struct{})}
+	m.data = all[m.skip:]
+	// the first step's pages, before the reader starts
+	unix.Madvise(all[:min(len(all), m.skip+2*mapStep)], unix.MADV_POPULATE_READ)
+	m.next = mapStep
+	go m.pages()
+	return m
+}
+
+// pages keeps the pages ahead of the reader present and drops those
+// behind it.
+func (m *mapping) pages() {
+	defer close(m.done)
+	ahead, behind := min(len(m.all), m.skip+2*mapStep), 0
+	for p := range m.pos {
+		p += m.skip
+		if end := min(len(m.all), p+2*mapStep); end > ahead {
+			unix.Madvise(m.all[ahead:end], unix.MADV_POPULATE_READ)
+			ahead = end
+		}
+		// keep a step behind: a record being read may start there
+		if b := (p - mapStep) / mapStep * mapStep; b > behind {
+			unix.Madvise(m.all[behind:b], unix.MADV_DONTNEED)
+			behind = b
+		}
+	}
+}
+
+// progress hands the reader's position in the data section over to the
+// pages goroutine, once a step.
+func (m *mapping) progress(pos int) {
+	if pos >= m.next {
+		m.next = pos + mapStep
+		select {
+		case m.pos <- pos:
+		default: // it is behind; the next step tells it more
+		}
+	}
+}
+
+// close ends the pages goroutine and unmaps the section. No slice of it
+// may be read after.
+func (m *mapping) close() {
+	close(m.pos)
+	<-m.done
+	unix.Munmap(m.all)
+}
+
+// guard makes a fault on the mapping (the file cut short while it is read)
+// the error fail returns, in *err, rather than a crash; call it deferred
+// around a read of the mapped records: defer m.guard(&err, fail)().
+func (m *mapping) guard(err *error, fail func() *parse.ParseError) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			if _, ok := p.(interface{ Addr() uintptr }); !ok {
+				panic(p)
+			}
+			*err = fail()
+		}
+	}
+}
