@@ -25,8 +25,9 @@ type mapping struct {
 	all  []byte // the mapping, from a page boundary
 	data []byte // the data section within it
 	skip int    // offset of data in all
-	// the reader's progress in data, handed over each mapStep
-	pos  chan int
+	// the reader's progress in data, handed over each mapStep: how far it
+	// read, and from where records are still queued in place
+	pos  chan [2]int
 	done chan struct{}
 	next int // where the reader hands over its progress next
 }
@@ -43,7 +44,7 @@ func mapData(f *os.File, off, size int64) *mapping {
 	if err != nil {
 		return nil
 	}
-	m := &mapping{all: all, skip: int(off - start), pos: make(chan int, 4), done: make(chan struct{})}
+	m := &mapping{all: all, skip: int(off - start), pos: make(chan [2]int, 4), done: make(chan struct{})}
 	m.data = all[m.skip:]
 	// the first step's pages, before the reader starts
 	unix.Madvise(all[:min(len(all), m.skip+2*mapStep)], unix.MADV_POPULATE_READ)
@@ -57,29 +58,33 @@ func mapData(f *os.File, off, size int64) *mapping {
 func (m *mapping) pages() {
 	defer close(m.done)
 	ahead, behind := min(len(m.all), m.skip+2*mapStep), 0
-	for p := range m.pos {
-		p += m.skip
+	for pk := range m.pos {
+		p, keep := pk[0]+m.skip, pk[1]+m.skip
 		if end := min(len(m.all), p+2*mapStep); end > ahead {
 			unix.Madvise(m.all[ahead:end], unix.MADV_POPULATE_READ)
 			ahead = end
 		}
-		// keep a step behind: a record being read may start there
-		if b := (p - mapStep) / mapStep * mapStep; b > behind {
+		// A step short of what is still read: a record being read may
+		// start there. Dropping too much costs only faults: the pages
+		// come back from the page cache.
+		if b := (keep - mapStep) / mapStep * mapStep; b > behind {
 			unix.Madvise(m.all[behind:b], unix.MADV_DONTNEED)
 			behind = b
 		}
 	}
 }
 
-// progress hands the reader's position in the data section over to the
-// pages goroutine, once a step.
-func (m *mapping) progress(pos int) {
-	if pos >= m.next {
-		m.next = pos + mapStep
-		select {
-		case m.pos <- pos:
-		default: // it is behind; the next step tells it more
-		}
+// due reports whether the reader, at pos in the data section, is to hand
+// its progress over (once a step).
+func (m *mapping) due(pos int) bool { return pos >= m.next }
+
+// progress hands over the reader's position in the data section and the
+// start of what it still reads there (the records queued in place).
+func (m *mapping) progress(pos, keep int) {
+	m.next = pos + mapStep
+	select {
+	case m.pos <- [2]int{pos, min(pos, keep)}:
+	default: // it is behind; the next step tells it more
 	}
 }
 

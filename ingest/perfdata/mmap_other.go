@@ -13,6 +13,7 @@ import (
 type mapping struct{ data []byte }
 
 func mapData(*os.File, int64, int64) *mapping                    { return nil }
-func (m *mapping) progress(int)                                  {}
+func (m *mapping) due(int) bool                                  { return false }
+func (m *mapping) progress(int, int)                             {}
 func (m *mapping) close()                                        {}
 func (m *mapping) guard(*error, func() *parse.ParseError) func() { return func() {} }

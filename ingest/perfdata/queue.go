@@ -19,26 +19,36 @@ type entry struct {
 	typ   uint8 // 0: no record, only the unknown samples it carries
 	flags uint8
 	nu    int // unknown samples it carries (queue.carried), handed out before it
+	// mapped: the payload is where the record lies in the queue's mapped
+	// data section (queue.setMapped), pay bytes into the record
+	mapped bool
+	pay    uint16
 }
 
 const (
 	hasTID = 1 << iota
 	hasCPU
 	hasTime
+	inMap // qent: the payload is read where the record lies (see qent)
 )
 
 // qent is an entry as the queue keeps it, 32 bytes: the ordering key, the
 // position for errors, and a reference to the rest (pid, tid, arg and the
 // payload) in the chunk store; samples of events the reader does not
 // interpret keep nothing there. Its CPU is its FIFO's.
+//
+// A sample read from the mapped data section (inMap in its flags) keeps
+// no copy: its payload is read at delivery where the record lies, off&0xffff
+// bytes into it and off>>16 long, and its pid and tid are in chunk and tid.
 type qent struct {
 	time  uint64
 	at    int64
 	seq   uint32
-	chunk int32
+	chunk int32 // the chunk of pid, tid, arg and payload; -1 none; the pid when inMap
 	off   uint32
 	meta  uint32 // typ | flags<<8 | (spec index+1)<<16; 0: a carrier of unknown samples alone
 	nu    uint32 // unknown samples handed out just before it (see uent)
+	tid   int32  // when inMap
 }
 
 // uent is a sample of an event the reader does not interpret (one of its
@@ -120,7 +130,10 @@ type queue struct {
 	lastOff   uint32
 	hasOut    bool
 	lastReal  bool // the record handed out last was one (not a bare carrier)
-	seq       uint32
+	lastAt    int64
+	// lastMapped: its payload is in place (inMap), not in a chunk
+	lastMapped bool
+	seq        uint32
 	// carried: the unknown samples the record handed out last carries,
 	// valid until the next fill
 	carried []uent
@@ -132,6 +145,30 @@ type queue struct {
 	// record of its own, as in perf's queue
 	carry     bool
 	maxQueued int
+
+	// the mapped data section (see qent), from file offset mapAt
+	mapData []byte
+	mapAt   int64
+}
+
+// setMapped gives the queue the mapped data section, whose first byte is
+// at file offset at, for the payloads it keeps in place.
+func (q *queue) setMapped(data []byte, at int64) { q.mapData, q.mapAt = data, at }
+
+// oldest returns the file offset of the earliest record (by its place in
+// the file) still queued in place, or -1 for none: what of the mapped
+// section must stay present. Each FIFO's records are in file order unless
+// a sort moved them, so its first one stands for it.
+func (q *queue) oldest() int64 {
+	o := int64(-1)
+	for b := range q.pend {
+		if f := &q.pend[b]; f.n > 0 {
+			if at := f.at(0).at; o < 0 || at < o {
+				o = at
+			}
+		}
+	}
+	return o
 }
 
 // fifo is one bucket's records in arrival order, in blocks of blockLen
@@ -314,7 +351,13 @@ func (q *queue) add(e *entry, p []byte, timed bool) {
 	if e.spec != nil {
 		qe.meta |= uint32(q.specIndex(e.spec)) << 16
 	}
-	if e.typ != recSample || e.spec == nil || e.spec.kind != timeline.KindUnknown {
+	switch {
+	case e.mapped:
+		// in place: counted as if stored, so that maxQueued is met where it was
+		qe.chunk, qe.tid, qe.off = e.pid, e.tid, uint32(e.pay)|uint32(len(p))<<16
+		qe.meta |= inMap << 8
+		q.queued += recHdr + len(p)
+	case e.typ != recSample || e.spec == nil || e.spec.kind != timeline.KindUnknown:
 		q.store(e, p, qe)
 	}
 	if timed && q.queued > q.maxQueued && q.npending > 1 && !q.merging {
@@ -460,7 +503,10 @@ func (q *queue) ready() bool { return q.outPos < len(q.out) || q.merging }
 // call), or false.
 func (q *queue) next(e *entry) ([]byte, bool) {
 	if q.hasOut {
-		if q.lastReal {
+		switch {
+		case q.lastMapped:
+			q.queued -= entBytes + recHdr + int(q.lastOff>>16)
+		case q.lastReal:
 			q.release(q.lastChunk, q.lastOff)
 		}
 		q.hasOut = false
@@ -512,6 +558,14 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 		return nil, false
 	}
 	q.hasOut = true
+	if q.lastMapped {
+		n := int(q.lastOff >> 16)
+		if n == 0 {
+			return nil, true
+		}
+		p := int(q.lastAt-q.mapAt) + int(q.lastOff&0xffff)
+		return q.mapData[p : p+n], true
+	}
 	if q.lastChunk < 0 || !q.lastReal {
 		return nil, true
 	}
@@ -545,7 +599,7 @@ func (q *queue) takeCarried(f *fifo, qe *qent, cpu int32, e *entry) {
 	qe.nu -= uint32(k)
 	q.npending -= k
 	q.queued -= k * entBytes
-	q.lastReal = false
+	q.lastReal, q.lastMapped = false, false
 	q.hasOut = true
 }
 
@@ -562,7 +616,13 @@ func (q *queue) take(qe *qent, cpu int32, e *entry) {
 		e.spec = q.specs[s-1]
 	}
 	e.pid, e.tid, e.arg = 0, 0, 0
-	q.lastChunk, q.lastOff = qe.chunk, qe.off
+	q.lastChunk, q.lastOff, q.lastAt = qe.chunk, qe.off, qe.at
+	q.lastMapped = e.flags&inMap != 0
+	if q.lastMapped {
+		e.pid, e.tid = qe.chunk, qe.tid
+		e.flags &^= inMap
+		return
+	}
 	if qe.chunk >= 0 {
 		c := q.chunks[qe.chunk][qe.off:]
 		le := binary.LittleEndian

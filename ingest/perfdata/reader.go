@@ -57,6 +57,9 @@ type Reader struct {
 	dAt     int64 // offset of the COMPRESSED record dbuf came from
 	srcDone bool
 
+	// recMapped: the record read last lies in the mapped section
+	recMapped bool
+
 	attrs    []*attr
 	byID     map[uint64]*attr
 	idTab    []*attr // byID as a table from idBase, when the ids are few and close
@@ -234,6 +237,7 @@ func (r *Reader) openFile(ra io.ReaderAt, size int64) *parse.ParseError {
 		// hold (a record cut off at the section's end).
 		if r.mapped = mapData(f, r.pos, r.data); r.mapped != nil {
 			r.win, r.wpos, r.inMap = r.mapped.data, 0, true
+			r.q.setMapped(r.mapped.data, r.pos)
 		}
 	}
 	return nil
@@ -438,6 +442,8 @@ func (r *Reader) fill() (err error) {
 			if typ == recSample {
 				var e entry
 				if payload, ok := r.fastSample(rec, at, &e); ok {
+					// read from the mapped section: kept in place (see qent)
+					e.mapped = r.recMapped && payload != nil
 					r.q.add(&e, payload, e.time != 0)
 					continue
 				}
@@ -483,10 +489,12 @@ func (r *Reader) nextRecord() (uint32, []byte, int64, error) {
 			}
 			if len(rest) >= size {
 				r.dpos += size
+				r.recMapped = false
 				return binary.LittleEndian.Uint32(rest), rest[:size], r.dAt, nil
 			}
 		}
 		typ, rec, at, err := r.streamRecord()
+		r.recMapped = r.inMap
 		if err == io.EOF && r.dpos < len(r.dbuf) {
 			return 0, nil, 0, r.errorAt(r.dAt, "PERF_RECORD_COMPRESSED", parse.ErrTruncated,
 				"the data ends inside a compressed record (%d bytes of it left)", len(r.dbuf)-r.dpos)
@@ -532,8 +540,12 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 		if size >= 8 && size <= len(w) && (r.end < 0 || at+int64(size) <= r.end) {
 			r.wpos += size
 			r.pos += int64(size)
-			if r.inMap {
-				r.mapped.progress(r.wpos)
+			if r.inMap && r.mapped.due(r.wpos) {
+				keep := r.wpos
+				if o := r.q.oldest(); o >= 0 {
+					keep = int(o - r.q.mapAt)
+				}
+				r.mapped.progress(r.wpos, keep)
 			}
 			return binary.LittleEndian.Uint32(w), w[:size], at, nil
 		}

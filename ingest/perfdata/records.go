@@ -17,6 +17,7 @@ type sampleInfo struct {
 	time     uint64
 	cpu      int
 	raw      []byte
+	rawAt    int // where raw starts in the record
 	hasTID   bool
 	hasTime  bool
 	hasCPU   bool
@@ -156,6 +157,7 @@ func (r *Reader) fastSample(rec []byte, at int64, e *entry) (payload []byte, ok 
 	if a.spec.kind == timeline.KindUnknown {
 		return nil, true
 	}
+	e.pay = uint16(p)
 	return rec[p : p+n], true
 }
 
@@ -184,7 +186,7 @@ func (r *Reader) parseSample(a *attr, rec []byte, at int64) (sampleInfo, *parse.
 		}
 		p := a.offRaw + 4
 		if n := int(le.Uint32(rec[a.offRaw:])); n <= len(rec)-p {
-			s.raw = rec[p : p+n]
+			s.raw, s.rawAt = rec[p:p+n], p
 			s.hasRaw = true
 			return s, nil
 		}
@@ -303,7 +305,7 @@ func (r *Reader) parseSample(a *attr, rec []byte, at int64) (sampleInfo, *parse.
 		if n > len(rec)-p {
 			return s, short("raw data", n)
 		}
-		s.raw = rec[p : p+n]
+		s.raw, s.rawAt = rec[p:p+n], p
 		s.hasRaw = true
 	}
 	return s, nil
@@ -441,6 +443,7 @@ func (r *Reader) decode(typ uint32, rec []byte, at int64) (e entry, payload []by
 	if !s.hasRaw {
 		return e, nil, false, r.errorAt(at, "PERF_RECORD_SAMPLE", parse.ErrBadField, "%s sample without PERF_SAMPLE_RAW", spec.name)
 	}
+	e.pay = uint16(s.rawAt)
 	return e, s.raw, true, nil
 }
 
