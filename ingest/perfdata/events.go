@@ -84,6 +84,12 @@ type eventSpec struct {
 	ctxComm bool
 	idx     int   // 1 + its index in the queue's spec table, 0 before it is queued
 	count   int64 // samples not yet counted in Meta.Unknown
+	// std: the fields of a switch or wakeup have the layout every kernel
+	// gives them (comms of char[N], pids and prios of 4-byte ints), and a
+	// payload of at least need bytes holds them all: fill then reads them
+	// at their offsets without checking each (stdLayout).
+	std  bool
+	need int
 }
 
 // newSpec builds the spec of a tracepoint format, checking that the fields
@@ -112,6 +118,9 @@ func newSpec(f *eventFormat, file string) (*eventSpec, *parse.ParseError) {
 		s.fields = append(s.fields, fl)
 		s.has = append(s.has, ok)
 	}
+	if !fieldByField {
+		s.std, s.need = stdLayout(s)
+	}
 	if s.kind == timeline.KindSwitch {
 		t, ok := parseStateTable(f.printFmt)
 		if !ok {
@@ -124,6 +133,54 @@ func newSpec(f *eventFormat, file string) (*eventSpec, *parse.ParseError) {
 	}
 	return s, nil
 }
+
+// fieldByField makes every spec read its fields one by one, checking each
+// (for a test that compares the two ways).
+var fieldByField = false
+
+// stdLayout reports whether a switch's or a wakeup's fields are char
+// arrays and signed 4-byte ints (prev_state: any integer of 4 or 8 bytes),
+// with the payload bytes they need.
+func stdLayout(s *eventSpec) (bool, int) {
+	var chars, ints []int // indexes into s.fields
+	switch s.kind {
+	case timeline.KindSwitch:
+		chars, ints = []int{0, 4}, []int{1, 2, 5, 6}
+		if st := &s.fields[3]; st.dataLoc || st.array || st.size != 4 && st.size != 8 {
+			return false, 0
+		}
+	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
+		chars, ints = []int{0}, []int{1, 2}
+		if s.has[3] {
+			ints = append(ints, 3)
+		}
+	default:
+		return false, 0
+	}
+	need := 0
+	for i, f := range s.fields {
+		if s.has[i] {
+			need = max(need, f.off+f.size)
+		}
+	}
+	for _, i := range chars {
+		if f := &s.fields[i]; f.dataLoc || f.size == 0 {
+			return false, 0
+		}
+	}
+	for _, i := range ints {
+		if f := &s.fields[i]; f.dataLoc || f.array || f.size != 4 || !f.signed {
+			return false, 0
+		}
+	}
+	return true, need
+}
+
+// i32 reads the signed 4-byte field f of p, which holds it.
+func i32(p []byte, f *field) int64 { return int64(int32(binary.LittleEndian.Uint32(p[f.off:]))) }
+
+// charsAt reads the char array f of p, which holds it.
+func charsAt(p []byte, f *field) []byte { return p[f.off : f.off+f.size] }
 
 // raw is a tracepoint payload being decoded; bad holds the first problem.
 type raw struct {
@@ -260,8 +317,24 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 	r := raw{b: p}
 	f := s.fields
 	var comm, ocomm []byte
+	std := s.std && len(p) >= s.need
 	switch s.kind {
 	case timeline.KindSwitch:
+		if std {
+			ocomm = charsAt(p, &f[0])
+			ev.Other = pidOf(i32(p, &f[1]))
+			ev.OPrio = prioOf(i32(p, &f[2]))
+			comm = charsAt(p, &f[4])
+			ev.Task = pidOf(i32(p, &f[5]))
+			ev.Prio = prioOf(i32(p, &f[6]))
+			st := r.int(&f[3])
+			state, ok := s.state(uint64(st))
+			if !ok {
+				return fmt.Sprintf("field prev_state: %#x prints as %q, not a state", uint64(st), s.states.format(uint64(st)))
+			}
+			ev.State = state
+			break
+		}
 		ocomm = r.chars(&f[0])
 		ev.Other = pidOf(r.int(&f[1]))
 		ev.OPrio = prioOf(r.int(&f[2]))
@@ -277,12 +350,21 @@ func (s *eventSpec) fill(p []byte, sc sampleCtx, comms *commCache, ev *timeline.
 			ev.State = state
 		}
 	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
-		comm = r.chars(&f[0])
-		ev.Task = pidOf(r.int(&f[1]))
-		ev.Prio = prioOf(r.int(&f[2]))
 		ev.Arg = -1
-		if s.has[3] {
-			ev.Arg = r.int(&f[3])
+		if std {
+			comm = charsAt(p, &f[0])
+			ev.Task = pidOf(i32(p, &f[1]))
+			ev.Prio = prioOf(i32(p, &f[2]))
+			if s.has[3] {
+				ev.Arg = i32(p, &f[3])
+			}
+		} else {
+			comm = r.chars(&f[0])
+			ev.Task = pidOf(r.int(&f[1]))
+			ev.Prio = prioOf(r.int(&f[2]))
+			if s.has[3] {
+				ev.Arg = r.int(&f[3])
+			}
 		}
 		ev.Other = sc.tid
 		ev.OComm = sc.comm

@@ -125,3 +125,38 @@ func TestThreadNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStdLayoutIsFieldByField: the events of the captures read with the
+// switch and wakeup fields at their offsets are those read field by field,
+// and the captures' switches and wakeups have that layout.
+func TestStdLayoutIsFieldByField(t *testing.T) {
+	for _, data := range [][]byte{readFixture(t), readZst(t, "testdata/z.data.zst"), readZst(t, "testdata/lost.data.zst"), readZst(t, "testdata/pipe.data.zst")} {
+		got, r, err := readData(t, data, parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		std := 0
+		for _, a := range r.attrs {
+			if a.spec != nil && a.spec.std {
+				std++
+			}
+		}
+		if std < 2 {
+			t.Fatalf("%d specs read at their offsets, want the switch's and a wakeup's", std)
+		}
+		fieldByField = true
+		want, _, err := readData(t, data, parse.Options{})
+		fieldByField = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d events, field by field %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("event %d: %+v, field by field %+v", i, got[i], want[i])
+			}
+		}
+	}
+}

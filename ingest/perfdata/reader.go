@@ -389,13 +389,24 @@ func (r *Reader) Next(ev *timeline.Event) error {
 // the queue carries (queue.carried), of CPU cpu, as deliver would have
 // one by one: a malformed one stops the read, or is skipped with
 // Options.Lenient.
+//
+// A record carries samples only while their CPU's FIFO is in time order,
+// so once one of them is not before the CPU's previous record, neither is
+// any after it: those are counted, and the last is the CPU's latest.
 func (r *Reader) deliverCarried(cpu int32) error {
-	for _, u := range r.q.carried {
-		if perr := r.deliverUnknown(int(cpu), timeline.Time(u.time), u.at, r.q.specs[u.spec-1]); perr != nil {
+	c := r.q.carried
+	for i, u := range c {
+		if perr := r.checkOrder(int(cpu), timeline.Time(u.time), u.at); perr != nil {
 			if err := r.refuse(perr); err != nil {
 				return err
 			}
+			continue
 		}
+		for _, v := range c[i:] {
+			r.q.specs[v.spec-1].count++ // into Meta.Unknown at the end
+		}
+		r.see(int(cpu), timeline.Time(c[len(c)-1].time))
+		return nil
 	}
 	return nil
 }
