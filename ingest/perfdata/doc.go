@@ -47,6 +47,9 @@
 //   - estimate.go: the event count the data section may hold, with which
 //     ingest sizes the Builder.
 //   - zstream.go: PERF_RECORD_COMPRESSED payloads as one zstd stream.
+//   - mmap_linux.go: a file's data section mapped, its pages made present
+//     ahead of the reader and dropped behind it; a fault is an error
+//     (mmap_other.go: read as a stream elsewhere).
 //   - reader.go, finish.go: the Reader, pipe-mode header records, Meta.
 //
 // # Errors
