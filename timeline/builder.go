@@ -200,8 +200,11 @@ func (b *Builder) Add(ev Event) {
 	if b.osum != nil {
 		b.osum.addEvent(&ev)
 	}
-	if b.along != nil && len(b.times)%alongEvery == 0 {
-		b.along.handOver(b)
+	if a := b.along; a != nil {
+		if a.left--; a.left <= 0 {
+			a.left = alongEvery
+			a.handOver(b)
+		}
 	}
 }
 
