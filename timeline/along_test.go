@@ -117,8 +117,7 @@ func TestAlongSameAsWalk(t *testing.T) {
 // FuzzAlong: on any time-ordered events, a walk along the Builder either
 // says it did not run to its end or hands out what Walk does.
 func FuzzAlong(f *testing.F) {
-	f.Add([]byte{0, 0, 0x01, 0, 2, 1, 1, 0x12, 1, 0, 1, 0, 0x11, 2, 0, 1, 2, 0x02, 1, 0, 3})
-	f.Add([]byte{1, 7, 0x01, 0, 9, 2, 0, 0x11, 2, 0, 0, 8, 0x00, 0, 5, 4, 0, 0x11, 1, 0, 2})
+	addEventSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cov, evs, ok := fuzzEvents(data)
 		if !ok {

@@ -199,8 +199,7 @@ func TestStreamWalkChecksSecondRead(t *testing.T) {
 // 1, 2 and 3 events hands out the spans, counts, tasks and
 // inconsistencies of a walk of the built Timeline.
 func FuzzStreamWalk(f *testing.F) {
-	f.Add([]byte{0, 0, 0x01, 0, 2, 1, 1, 0x12, 1, 0, 1, 0, 0x11, 2, 0, 1, 2, 0x02, 1, 0, 3})
-	f.Add([]byte{1, 7, 0x01, 0, 9, 2, 0, 0x11, 2, 0, 0, 8, 0x00, 0, 5, 4, 0, 0x11, 1, 0, 2})
+	addEventSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cov, evs, ok := fuzzEvents(data)
 		if !ok {
@@ -235,6 +234,13 @@ func FuzzStreamWalk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addEventSeeds gives a fuzz test of fuzzEvents the two short streams the
+// event fuzzers start from.
+func addEventSeeds(f *testing.F) {
+	f.Add([]byte{0, 0, 0x01, 0, 2, 1, 1, 0x12, 1, 0, 1, 0, 0x11, 2, 0, 1, 2, 0x02, 1, 0, 3})
+	f.Add([]byte{1, 7, 0x01, 0, 9, 2, 0, 0x11, 2, 0, 0, 8, 0x00, 0, 5, 4, 0, 0x11, 1, 0, 2})
 }
 
 // fuzzEvents decodes a fuzzed time-ordered event stream (5 bytes an event:
