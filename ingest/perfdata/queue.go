@@ -32,10 +32,11 @@ const (
 	inMap // qent: the payload is read where the record lies (see qent)
 )
 
-// qent is an entry as the queue keeps it, 32 bytes: the ordering key, the
-// position for errors, and a reference to the rest (pid, tid, arg and the
-// payload) in the chunk store; samples of events the reader does not
-// interpret keep nothing there. Its CPU is its FIFO's.
+// qent is an entry as the queue keeps it, 40 bytes: the ordering key, the
+// position for errors, the unknown samples it carries, and a reference to
+// the rest (pid, tid, arg and the payload) in the chunk store; samples of
+// events the reader does not interpret keep nothing there. Its CPU is its
+// FIFO's.
 //
 // A sample read from the mapped data section (inMap in its flags) keeps
 // no copy: its payload is read at delivery where the record lies, off&0xffff
