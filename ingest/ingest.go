@@ -422,7 +422,7 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 	} else {
 		b.Grow(int(limit))
 	}
-	if err := feed(s, path, limit, why, progress, b.Add, b.Err); err != nil {
+	if err := feed(s, path, limit, why, progress, b.AddEvent, b.Err); err != nil {
 		return nil, err
 	}
 	meta := finishMeta(s, b)
@@ -440,17 +440,17 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 // feed hands every event of s to add, in the reader's order, up to limit
 // (0: none; why says where the limit comes from), reporting progress; it
 // stops with failed's error once that is not nil (failed may be nil).
-func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(timeline.Event), failed func() error) error {
-	next := s.Next
+func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(*timeline.Event), failed func() error) error {
+	var own timeline.Event
+	next := func() (*timeline.Event, error) { return &own, s.Next(&own) }
 	if prefetchFormats[s.Meta().Format] {
 		pf := newPrefetch(s)
 		defer pf.stop()
-		next = pf.Next
+		next = pf.next
 	}
-	var ev timeline.Event
 	n := 0
 	for {
-		err := next(&ev)
+		ev, err := next()
 		if err == io.EOF {
 			break
 		}

@@ -81,9 +81,19 @@ func newPrefetch(r parse.Reader) *prefetch {
 
 // Next hands out the next event, as the reader's Next would.
 func (p *prefetch) Next(ev *timeline.Event) error {
+	e, err := p.next()
+	if err == nil {
+		*ev = *e
+	}
+	return err
+}
+
+// next is Next for a consumer that reads the event where it is, until the
+// next call.
+func (p *prefetch) next() (*timeline.Event, error) {
 	for p.i >= len(p.cur) {
 		if p.err != nil {
-			return p.err
+			return nil, p.err
 		}
 		if p.cur != nil {
 			p.free <- p.cur[:cap(p.cur)]
@@ -91,13 +101,12 @@ func (p *prefetch) Next(ev *timeline.Event) error {
 		}
 		b, ok := <-p.batches
 		if !ok {
-			return io.EOF
+			return nil, io.EOF
 		}
 		p.cur, p.i, p.err = b.evs, 0, b.err
 	}
-	*ev = p.cur[p.i]
 	p.i++
-	return nil
+	return &p.cur[p.i-1], nil
 }
 
 // stop ends the reading goroutine (at once if the consumer stops early)

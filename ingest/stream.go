@@ -66,7 +66,7 @@ func summarize(path string, opts parse.Options) (*Loaded, error) {
 	}
 	b := timeline.NewSummaryBuilder(s.Strings(), 0)
 	limit, why := streamLimit(opts.MaxEvents)
-	if err := feed(s, path, limit, why, opts.Progress, b.Add, nil); err != nil {
+	if err := feed(s, path, limit, why, opts.Progress, b.AddEvent, nil); err != nil {
 		return nil, err
 	}
 	meta := finishMeta(s, b)
@@ -107,7 +107,7 @@ func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChu
 		return timeline.WalkStats{}, err
 	}
 	limit, why := streamLimit(opts.MaxEvents)
-	if err := feed(s, ld.Path, limit, why, opts.Progress, w.Add, nil); err != nil {
+	if err := feed(s, ld.Path, limit, why, opts.Progress, w.AddEvent, nil); err != nil {
 		return timeline.WalkStats{}, err
 	}
 	ws, err := w.Finish()

@@ -155,7 +155,11 @@ func (b *Builder) Len() int {
 }
 
 // Add appends one event. Events with a negative CPU are rejected at Finish.
-func (b *Builder) Add(ev Event) {
+func (b *Builder) Add(ev Event) { b.AddEvent(&ev) }
+
+// AddEvent is Add for an event it reads where it is, without a copy (a
+// producer's batch).
+func (b *Builder) AddEvent(ev *Event) {
 	if b.err != nil {
 		return
 	}
@@ -198,7 +202,7 @@ func (b *Builder) Add(ev Event) {
 		r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
 	}
 	if b.osum != nil {
-		b.osum.addEvent(&ev)
+		b.osum.addEvent(ev)
 	}
 	if a := b.along; a != nil {
 		if a.left--; a.left <= 0 {

@@ -35,11 +35,11 @@ func NewSummaryBuilder(strs *Strings, ncpu int) *Builder {
 }
 
 // addSummary is Add in summary mode.
-func (b *Builder) addSummary(ev Event) {
+func (b *Builder) addSummary(ev *Event) {
 	if s := b.sum; s.n > 0 && ev.Time < s.end {
 		b.unordered = true
 	}
-	b.sum.addEvent(&ev)
+	b.sum.addEvent(ev)
 	if ev.Kind == KindMarker {
 		b.markers = append(b.markers, Marker{Time: ev.Time, CPU: ev.CPU, Text: b.strs.Get(CommID(clamp32(ev.Arg)))})
 	}
@@ -186,7 +186,10 @@ func (tl *Timeline) NewStreamWalk(emit func(*Span), onChunk func(chunk *Timeline
 }
 
 // Add takes the next event of the second read.
-func (s *StreamWalk) Add(ev Event) {
+func (s *StreamWalk) Add(ev Event) { s.AddEvent(&ev) }
+
+// AddEvent is Add for an event it reads where it is, without a copy.
+func (s *StreamWalk) AddEvent(ev *Event) {
 	if s.err != nil {
 		return
 	}
@@ -212,7 +215,7 @@ func (s *StreamWalk) Add(ev Event) {
 	c.Args = append(c.Args, clamp32(ev.Arg))
 	c.Args2 = append(c.Args2, clamp32(ev.Arg2))
 	s.r.event(ev.Time, int16(ev.CPU), ev.Kind, ev.Comm, p, ev.State, ev.Task, ev.Other, ev.OComm, ev.TGID)
-	s.sum.addEvent(&ev)
+	s.sum.addEvent(ev)
 	if len(c.Times) == streamChunk {
 		s.flush()
 	}
