@@ -33,7 +33,6 @@ type Along struct {
 	start func(prov *Timeline) AlongSinks
 
 	// the Builder's side
-	left               int // events to add before the next hand-over
 	started, abandoned bool
 	sentGaps           int
 	ch                 chan alongState
@@ -90,11 +89,11 @@ type AlongSinks struct {
 // before the first Add, on a Builder that requires order (RequireOrder);
 // Finish the Along with the Builder's Timeline.
 func (b *Builder) WalkAlong(ncpu int, start func(prov *Timeline) AlongSinks) *Along {
-	a := &Along{ncpu: ncpu, start: start, left: alongEvery}
+	a := &Along{ncpu: ncpu, start: start}
 	if ncpu <= 0 || !b.ordered || b.sum != nil {
 		a.abandoned = true
 	}
-	b.along = a
+	b.along, b.alongLeft = a, alongEvery
 	return a
 }
 

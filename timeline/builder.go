@@ -52,8 +52,11 @@ type Builder struct {
 	// Finish merges the per-CPU streams instead of keeping arrival order.
 	unordered bool
 
-	// along is the walk beside the Adds, if one was asked for (WalkAlong).
-	along *Along
+	// along is the walk beside the Adds, if one was asked for (WalkAlong),
+	// and the events to add before the next hand-over to it (kept here,
+	// not in the Along, whose walk's goroutine writes beside it).
+	along     *Along
+	alongLeft int
 
 	coverage Coverage // what the reader proved, see SetCoverage
 	evidence string
@@ -204,10 +207,10 @@ func (b *Builder) AddEvent(ev *Event) {
 	if b.osum != nil {
 		b.osum.addEvent(ev)
 	}
-	if a := b.along; a != nil {
-		if a.left--; a.left <= 0 {
-			a.left = alongEvery
-			a.handOver(b)
+	if b.along != nil {
+		if b.alongLeft--; b.alongLeft <= 0 {
+			b.alongLeft = alongEvery
+			b.along.handOver(b)
 		}
 	}
 }
