@@ -117,7 +117,7 @@ type queue struct {
 	pend     []fifo // by CPU+1; bucket 0: records without a CPU
 	blocks   []*[blockLen]qent
 	npending int
-	heap     []int // buckets of the merge in progress
+	heap     []hent // buckets of the merge in progress, by their first record
 	merging  bool
 	limit    uint64
 	all      bool
@@ -427,28 +427,40 @@ func (q *queue) round() {
 // flushAll hands out everything pending.
 func (q *queue) flushAll() { q.startMerge(0, true, -1) }
 
-func less(a, b *qent) bool {
+// hent is a bucket in the merge's heap with the key of its first record,
+// kept beside it so that the heap is ordered without reaching into the
+// FIFOs.
+type hent struct {
+	time uint64
+	seq  uint32
+	b    int32
+}
+
+func less(a, b *hent) bool {
 	return a.time < b.time || a.time == b.time && a.seq < b.seq
 }
 
-func (q *queue) headOf(i int) *qent {
-	f := &q.pend[q.heap[i]]
-	return &f.blocks[0][f.head]
+// heapEnt is bucket b in the heap, keyed by its first record.
+func (q *queue) heapEnt(b int) hent {
+	f := &q.pend[b]
+	h := &f.blocks[0][f.head]
+	return hent{time: h.time, seq: h.seq, b: int32(b)}
 }
 
 func (q *queue) down(i int) {
+	h := q.heap
 	for {
 		m, l, r := i, 2*i+1, 2*i+2
-		if l < len(q.heap) && less(q.headOf(l), q.headOf(m)) {
+		if l < len(h) && less(&h[l], &h[m]) {
 			m = l
 		}
-		if r < len(q.heap) && less(q.headOf(r), q.headOf(m)) {
+		if r < len(h) && less(&h[r], &h[m]) {
 			m = r
 		}
 		if m == i {
 			return
 		}
-		q.heap[i], q.heap[m] = q.heap[m], q.heap[i]
+		h[i], h[m] = h[m], h[i]
 		i = m
 	}
 }
@@ -488,7 +500,7 @@ func (q *queue) startMerge(limit uint64, all bool, maxN int) {
 			f.sort()
 		}
 		if q.qualifies(f) {
-			q.heap = append(q.heap, b)
+			q.heap = append(q.heap, q.heapEnt(b))
 		}
 	}
 	for i := len(q.heap)/2 - 1; i >= 0; i-- {
@@ -522,7 +534,7 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 			q.out, q.outPos = q.out[:0], 0
 		}
 	case q.merging:
-		b := q.heap[0]
+		b := int(q.heap[0].b)
 		f := &q.pend[b]
 		// bucket 0's records have no CPU, which decode leaves 0
 		qe := &f.blocks[0][f.head]
@@ -548,6 +560,7 @@ func (q *queue) next(e *entry) ([]byte, bool) {
 			q.maxN--
 		}
 		if q.qualifies(f) {
+			q.heap[0] = q.heapEnt(b)
 			q.down(0)
 		} else {
 			q.dropHead()
