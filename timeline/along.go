@@ -47,24 +47,12 @@ type Along struct {
 	failed bool // a gap began behind the walk
 }
 
-// alongState is what the Builder hands the walk: the columns so far, the
-// frontier before which events may be stepped, and the gaps found since the
-// last hand-over.
+// alongState is what the Builder hands the walk: the events so far (a
+// Timeline of their columns and task instances), the frontier before which
+// events may be stepped, and the gaps found since the last hand-over.
 type alongState struct {
-	n        int
+	evs      *Timeline
 	frontier Time
-	times    []Time
-	cpus     []int16
-	kinds    []Kind
-	ctxs     []Context
-	states   []State
-	prios    []uint8
-	comms    []CommID
-	args     []int32
-	args2    []int32
-	taskOf   []TaskID
-	other    []TaskID
-	tasks    []Task
 	gaps     []Gap
 }
 
@@ -119,10 +107,10 @@ func (a *Along) handOver(b *Builder) {
 		frontier = min(frontier, t)
 	}
 	n := len(b.times)
-	st := alongState{n: n, frontier: frontier,
-		times: b.times[:n], cpus: b.cpus[:n], kinds: b.kinds[:n], ctxs: b.ctxs[:n], states: b.states[:n],
-		prios: b.prios[:n], comms: b.comms[:n], args: b.args[:n], args2: b.args2[:n],
-		taskOf: r.taskOf[:n], other: r.other[:n], tasks: r.tasks[:len(r.tasks):len(r.tasks)]}
+	st := alongState{frontier: frontier, evs: &Timeline{
+		Times: b.times[:n], CPUs: b.cpus[:n], Kinds: b.kinds[:n], Ctxs: b.ctxs[:n], States: b.states[:n],
+		Prios: b.prios[:n], Comms: b.comms[:n], Args: b.args[:n], Args2: b.args2[:n],
+		TaskOf: r.taskOf[:n], Other: r.other[:n], Tasks: r.tasks[:len(r.tasks):len(r.tasks)]}}
 	if len(s.gaps) > a.sentGaps {
 		// copies: Finish sorts the summary's gaps in place
 		st.gaps = slices.Clone(s.gaps[a.sentGaps:])
@@ -206,21 +194,22 @@ func (a *Along) take(st *alongState) {
 		i := w.si + sort.Search(len(w.gapStarts)-w.si, func(j int) bool { return w.gapStarts[w.si+j].Start > g.Start })
 		w.gapStarts = slices.Insert(w.gapStarts, i, g)
 	}
-	k := a.walked + sort.Search(st.n-a.walked, func(j int) bool { return st.times[a.walked+j] >= st.frontier })
-	a.step(st, k, a.prov)
+	times := st.evs.Times
+	k := a.walked + sort.Search(len(times)-a.walked, func(j int) bool { return times[a.walked+j] >= st.frontier })
+	a.step(st.evs, k, a.prov)
 }
 
-// step walks events walked..k-1 of st's columns, with the figures of fig.
-func (a *Along) step(st *alongState, k int, fig *Timeline) {
+// step walks events walked..k-1 of evs, with the figures of fig.
+func (a *Along) step(evs *Timeline, k int, fig *Timeline) {
 	if k <= a.walked {
 		return
 	}
 	i := a.walked
 	v := *fig
 	v.incs, v.summary = nil, nil
-	v.Times, v.CPUs, v.Kinds, v.Ctxs, v.States = st.times[i:k], st.cpus[i:k], st.kinds[i:k], st.ctxs[i:k], st.states[i:k]
-	v.Prios, v.Comms, v.Args, v.Args2 = st.prios[i:k], st.comms[i:k], st.args[i:k], st.args2[i:k]
-	v.TaskOf, v.Other, v.Tasks = st.taskOf[i:k], st.other[i:k], st.tasks
+	v.Times, v.CPUs, v.Kinds, v.Ctxs, v.States = evs.Times[i:k], evs.CPUs[i:k], evs.Kinds[i:k], evs.Ctxs[i:k], evs.States[i:k]
+	v.Prios, v.Comms, v.Args, v.Args2 = evs.Prios[i:k], evs.Comms[i:k], evs.Args[i:k], evs.Args2[i:k]
+	v.TaskOf, v.Other, v.Tasks = evs.TaskOf[i:k], evs.Other[i:k], evs.Tasks
 	w := a.w
 	w.tl = &v
 	w.grow(len(v.Tasks))
@@ -245,10 +234,7 @@ func (a *Along) Finish(tl *Timeline) (WalkStats, bool) {
 	if a.sinks.Final != nil {
 		a.sinks.Final(tl)
 	}
-	n := len(tl.Times)
-	st := alongState{n: n, times: tl.Times, cpus: tl.CPUs, kinds: tl.Kinds, ctxs: tl.Ctxs, states: tl.States,
-		prios: tl.Prios, comms: tl.Comms, args: tl.Args, args2: tl.Args2, taskOf: tl.TaskOf, other: tl.Other, tasks: tl.Tasks}
-	a.step(&st, n, tl)
+	a.step(tl, len(tl.Times), tl)
 	w := a.w
 	w.tl = tl
 	w.grow(len(tl.Tasks))
@@ -266,7 +252,5 @@ func (a *Along) sameFigures(tl *Timeline) bool {
 		!slices.Equal(tl.CPUFirst, p.CPUFirst) || !slices.Equal(tl.Gaps, w.gapEnds) {
 		return false
 	}
-	starts := slices.Clone(tl.Gaps)
-	sort.SliceStable(starts, func(i, j int) bool { return starts[i].Start < starts[j].Start })
-	return slices.Equal(starts, w.gapStarts)
+	return slices.Equal(byStart(tl.Gaps), w.gapStarts)
 }

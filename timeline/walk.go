@@ -327,8 +327,15 @@ func (w *walker) run(emit func(*Span)) {
 // Timeline.Gaps are) to close them.
 func (w *walker) begin() {
 	w.gapEnds = w.tl.Gaps
-	w.gapStarts = append([]Gap(nil), w.tl.Gaps...)
-	sort.SliceStable(w.gapStarts, func(i, j int) bool { return w.gapStarts[i].Start < w.gapStarts[j].Start })
+	w.gapStarts = byStart(w.tl.Gaps)
+}
+
+// byStart returns a copy of gaps (ordered by end, as Timeline.Gaps are)
+// in the order the walk opens them: by start, ties by end.
+func byStart(gaps []Gap) []Gap {
+	s := append([]Gap(nil), gaps...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Start < s[j].Start })
+	return s
 }
 
 // steps applies events 0..n-1 of w.tl's columns, the next in time order.
