@@ -79,17 +79,8 @@ func newPrefetch(r parse.Reader) *prefetch {
 	return p
 }
 
-// Next hands out the next event, as the reader's Next would.
-func (p *prefetch) Next(ev *timeline.Event) error {
-	e, err := p.next()
-	if err == nil {
-		*ev = *e
-	}
-	return err
-}
-
-// next is Next for a consumer that reads the event where it is, until the
-// next call.
+// next hands out the next event, as the reader's Next would, where the
+// batch holds it: valid until the next call.
 func (p *prefetch) next() (*timeline.Event, error) {
 	for p.i >= len(p.cur) {
 		if p.err != nil {

@@ -38,14 +38,13 @@ func TestPrefetch(t *testing.T) {
 		err error
 	}{{0, io.EOF}, {1, io.EOF}, {prefetchBatch, io.EOF}, {3*prefetchBatch + 7, io.EOF}, {prefetchBatch + 1, bad}, {5, bad}} {
 		p := newPrefetch(&countReader{n: tc.n, err: tc.err})
-		var ev timeline.Event
 		for i := 0; i < tc.n; i++ {
-			if err := p.Next(&ev); err != nil || ev.Time != timeline.Time(i) {
-				t.Fatalf("n=%d: event %d: %v, time %d", tc.n, i, err, ev.Time)
+			if ev, err := p.next(); err != nil || ev.Time != timeline.Time(i) {
+				t.Fatalf("n=%d: event %d: %v, %+v", tc.n, i, err, ev)
 			}
 		}
 		for range 2 {
-			if err := p.Next(&ev); err != tc.err {
+			if _, err := p.next(); err != tc.err {
 				t.Errorf("n=%d: after the events: %v, want %v", tc.n, err, tc.err)
 			}
 		}
@@ -54,8 +53,7 @@ func TestPrefetch(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 20 {
 		p := newPrefetch(&countReader{n: 10 * prefetchBatch, err: io.EOF})
-		var ev timeline.Event
-		_ = p.Next(&ev)
+		_, _ = p.next()
 		p.stop()
 	}
 	deadline := time.Now().Add(2 * time.Second)

@@ -552,11 +552,7 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 			r.wpos += size
 			r.pos += int64(size)
 			if r.inMap && r.mapped.due(r.wpos) {
-				keep := r.wpos
-				if o := r.q.oldest(); o >= 0 {
-					keep = int(o - r.q.mapAt)
-				}
-				r.mapped.progress(r.wpos, keep)
+				r.mapProgress()
 			}
 			return binary.LittleEndian.Uint32(w), w[:size], at, nil
 		}
@@ -591,6 +587,16 @@ func (r *Reader) streamRecord() (uint32, []byte, int64, error) {
 	r.wpos = size
 	r.pos += int64(size)
 	return typ, rec, at, nil
+}
+
+// mapProgress hands the pages goroutine how far the mapped section is
+// read, and from where records still wait in the queue there.
+func (r *Reader) mapProgress() {
+	keep := r.wpos
+	if o := r.q.oldest(); o >= 0 {
+		keep = int(o - r.q.mapAt)
+	}
+	r.mapped.progress(r.wpos, keep)
 }
 
 // syncSrc discards from src the records taken from the window, before src
