@@ -129,10 +129,10 @@ func write(ld *ingest.Loaded, sha, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	aff, err := affinity.Build(tl, affinity.BuildOptions{})
-	if err != nil {
-		return nil, err
-	}
+	// The affinity inference is fed by the analysis's walk (below), not
+	// by a walk of its own.
+	inf := affinity.NewInferrer(tl, affinity.InferOptions{})
+	afterWalk := func() (*affinity.Map, error) { return affinity.Build(tl, affinity.BuildOptions{Inferred: inf}) }
 	res := &Result{ID: ID(sha), SHA256: sha, Rows: map[string]int64{}, Events: tl.Len()}
 	src := ld.Path
 	// The runs table is written by the analysis' own walk, which is the
@@ -143,7 +143,7 @@ func write(ld *ingest.Loaded, sha, dir string, opts Options) (*Result, error) {
 	var nruns int64
 	b, err := writeTable(dir, TableRuns, res.ID, src, opts, func(w *parquet.GenericWriter[RunRow]) (int64, error) {
 		rs := &runSink{w: w, tl: tl, win: win, buf: make([]RunRow, 0, batchRows)}
-		an, acc, aerr = metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: topo, Affinity: aff, Also: []metrics.Sink{rs}, DropEvents: true})
+		an, acc, aerr = metrics.AnalyzeAccount(tl, metrics.Options{Window: win, Topology: topo, AffinityAfter: afterWalk, Also: []metrics.Sink{rs, inf}, DropEvents: true})
 		if aerr != nil {
 			return 0, aerr
 		}

@@ -26,6 +26,11 @@ type Options struct {
 	// nil: per-CPU kernel threads are bound by name, every other task is
 	// free.
 	Affinity *affinity.Map
+	// AffinityAfter, when set, makes the allowed CPUs once the walk has
+	// ended, in place of Affinity: from an inference (affinity.Inferrer)
+	// that the same walk fed through Also, so that the inference costs no
+	// walk of its own. An error it returns is Analyze's.
+	AffinityAfter func() (*affinity.Map, error)
 	// MinWindow: idle-with-runnable windows shorter than this many ns are
 	// not counted, in the idle metric nor in misplaced (a). 0 counts all.
 	MinWindow int64
@@ -214,6 +219,11 @@ func Analyze(tl *timeline.Timeline, opts Options) (*Analysis, error) {
 	}
 	ws := Feed(tl, append([]Sink{c}, opts.Also...)...)
 	c.place, c.placeAt = placements{}, nil // the walk's alone
+	if opts.AffinityAfter != nil {
+		if opts.Affinity, err = opts.AffinityAfter(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.DropEvents {
 		tl.DropEvents()
 		debug.FreeOSMemory()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/fixtures"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/metrics"
@@ -181,14 +182,21 @@ func (f *analysisFlags) analyseLoaded(cmd *cobra.Command, ld *ingest.Loaded, emb
 	if err != nil {
 		return win, nil, nil, err
 	}
-	aff, err := f.affinity.build(tl, nil)
-	if err != nil {
+	// The affinity inference is fed by the analysis's walk (one walk, not
+	// two); the map is made when that walk has ended. A bad --affinity
+	// file is refused before the walk.
+	if err := f.affinity.read(); err != nil {
 		return win, nil, nil, err
 	}
+	inf := f.affinity.inferrer(tl)
 	// What follows the analysis reads the timeline's tasks and figures,
 	// not its events.
 	opts := f.metricsOptions(win, topo)
-	opts.Affinity, opts.DropEvents = aff, true
+	opts.DropEvents = true
+	opts.AffinityAfter = func() (*affinity.Map, error) { return f.affinity.build(tl, inf) }
+	if inf != nil {
+		opts.Also = append(opts.Also, inf)
+	}
 	var a *metrics.Analysis
 	var acc *metrics.Accounting
 	if accounting {
