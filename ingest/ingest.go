@@ -444,7 +444,7 @@ func feed(s *Stream, path string, limit int64, why string, progress func(read, t
 	var own timeline.Event
 	next := func() (*timeline.Event, error) { return &own, s.Next(&own) }
 	if prefetchFormats[s.Meta().Format] {
-		pf := newPrefetch(s)
+		pf := newPrefetch(s.Reader)
 		defer pf.stop()
 		next = pf.next
 	}

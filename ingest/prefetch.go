@@ -60,11 +60,19 @@ func newPrefetch(r parse.Reader) *prefetch {
 			}
 			n := 0
 			var err error
-			for n < len(buf) {
-				if err = r.Next(&buf[n]); err != nil {
-					break
+			if bt, ok := r.(parse.Batcher); ok {
+				for n < len(buf) && err == nil {
+					var k int
+					k, err = bt.NextBatch(buf[n:])
+					n += k
 				}
-				n++
+			} else {
+				for n < len(buf) {
+					if err = r.Next(&buf[n]); err != nil {
+						break
+					}
+					n++
+				}
 			}
 			select {
 			case p.batches <- evBatch{evs: buf[:n], err: err}:

@@ -193,6 +193,15 @@ type CPUDeclarer interface {
 	DeclaredCPUs() int
 }
 
+// Batcher is a Reader that also hands out a run of events at once, for a
+// caller that reads many ahead (ingest's prefetch): NextBatch fills evs
+// with the events Next would give, and returns how many and the error
+// that ended them (io.EOF at the end). Fewer than len(evs) with a nil
+// error means: call again.
+type Batcher interface {
+	NextBatch(evs []timeline.Event) (int, error)
+}
+
 // Reader hands out the events of one trace in file order.
 type Reader interface {
 	// Next fills ev with the next event. It returns io.EOF at the end and a

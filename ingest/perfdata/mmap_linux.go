@@ -29,7 +29,8 @@ type mapping struct {
 	// read, and from where records are still queued in place
 	pos  chan [2]int
 	done chan struct{}
-	next int // where the reader hands over its progress next
+	next int      // where the reader hands over its progress next
+	f    *os.File // the file mapped
 }
 
 // mapData maps the data section [off, off+size) of f, or returns nil
@@ -44,7 +45,7 @@ func mapData(f *os.File, off, size int64) *mapping {
 	if err != nil {
 		return nil
 	}
-	m := &mapping{all: all, skip: int(off - start), pos: make(chan [2]int, 4), done: make(chan struct{})}
+	m := &mapping{all: all, skip: int(off - start), pos: make(chan [2]int, 4), done: make(chan struct{}), f: f}
 	m.data = all[m.skip:]
 	// the first step's pages, before the reader starts
 	unix.Madvise(all[:min(len(all), m.skip+2*mapStep)], unix.MADV_POPULATE_READ)
@@ -104,10 +105,20 @@ func (m *mapping) guard(err *error, fail func() *parse.ParseError) func() {
 	return func() {
 		debug.SetPanicOnFault(old)
 		if p := recover(); p != nil {
-			if _, ok := p.(interface{ Addr() uintptr }); !ok {
+			if !isFault(p) {
 				panic(p)
 			}
 			*err = fail()
 		}
 	}
+}
+
+// fileSize returns the mapped file's size now (a file cut short while it
+// is read is smaller than its data section says), -1 if it cannot tell.
+func (m *mapping) fileSize() int64 {
+	st, err := m.f.Stat()
+	if err != nil {
+		return -1
+	}
+	return st.Size()
 }

@@ -17,3 +17,4 @@ func (m *mapping) due(int) bool                                  { return false 
 func (m *mapping) progress(int, int)                             {}
 func (m *mapping) close()                                        {}
 func (m *mapping) guard(*error, func() *parse.ParseError) func() { return func() {} }
+func (m *mapping) fileSize() int64                               { return -1 }

@@ -4,12 +4,16 @@ package perfdata
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/timeline"
 )
 
 // tempData writes perf.data bytes to a file of their own.
@@ -89,4 +93,77 @@ func TestMappedFileCutShort(t *testing.T) {
 	}
 	t.Log(err)
 	r.Close()
+}
+
+// TestMappedFileCutWhileQueued: a file cut short after records were
+// queued, whose payloads are read where they lay when they are delivered,
+// is a positioned ErrTruncated error past the cut, not a crash; with
+// Options.Lenient the read goes on, the records that lay past the cut are
+// skipped and counted, and one warning says so. The same through Next and
+// NextBatch. The events before the cut are the serial read's.
+func TestMappedFileCutWhileQueued(t *testing.T) {
+	data := readFixture(t)
+	want, _, err := readData(t, data, parse.Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = 3000 // events read before the cut
+	for _, batch := range []bool{false, true} {
+		for _, lenient := range []bool{false, true} {
+			f := tempData(t, data)
+			r, err := NewReader(f, parse.Options{Name: "x", Lenient: lenient})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.mapped == nil {
+				t.Fatal("the data section was not mapped")
+			}
+			var got []view
+			var ev timeline.Event
+			for len(got) < before {
+				if err := r.Next(&ev); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, viewOf(&ev, r.Strings()))
+			}
+			// past the header and the feature-free start of the data,
+			// at a page boundary: the queued records after it are gone
+			cut := (r.q.mapAt + 64<<10) &^ 4095
+			if err := os.Truncate(f.Name(), cut); err != nil {
+				t.Fatal(err)
+			}
+			evs := make([]timeline.Event, 512)
+			for err == nil {
+				if batch {
+					var n int
+					n, err = r.NextBatch(evs)
+					for i := range n {
+						got = append(got, viewOf(&evs[i], r.Strings()))
+					}
+					continue
+				}
+				if err = r.Next(&ev); err == nil {
+					got = append(got, viewOf(&ev, r.Strings()))
+				}
+			}
+			name := fmt.Sprintf("batch %v, lenient %v", batch, lenient)
+			var perr *parse.ParseError
+			switch {
+			case !lenient && (!errors.As(err, &perr) || !errors.Is(err, parse.ErrTruncated) || perr.Offset < cut):
+				t.Fatalf("%s: got %v, want an ErrTruncated error at a record past offset %#x", name, err, cut)
+			case lenient && err != io.EOF:
+				t.Fatalf("%s: got %v, want the read to go on to its end", name, err)
+			case lenient && (r.Meta().Skipped < 2 || strings.Count(strings.Join(r.Meta().Warnings, "\n"), "cut off") != 1):
+				t.Fatalf("%s: %d skipped, warnings %q: want the records past the cut skipped, and one warning", name, r.Meta().Skipped, r.Meta().Warnings)
+			case lenient && !strings.Contains(fmt.Sprint(r.Meta().SkippedErrors), "queued before, is gone"):
+				// after the first fault, the others are skipped unread
+				t.Fatalf("%s: skipped %v: want the records past the cut skipped without a fault each", name, r.Meta().SkippedErrors)
+			}
+			if len(got) < before || len(got) >= len(want) || !reflect.DeepEqual(got[:before], want[:before]) {
+				t.Errorf("%s: %d events, want the first %d of %d as the serial read gives them, and fewer than all", name, len(got), before, len(want))
+			}
+			t.Logf("%s: %d events, %v", name, len(got), err)
+			r.Close()
+		}
+	}
 }

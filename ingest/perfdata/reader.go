@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
@@ -74,6 +75,10 @@ type Reader struct {
 	q       queue
 	threads threadNames // perf's name for each thread, from COMM and FORK records
 	comms   commCache   // the payloads' comms
+	// delivering: the file offset of the record being delivered; cutAt:
+	// the size of a mapped file found cut short while it was read, -1
+	delivering, cutAt int64
+	cutWarned         bool
 
 	cpuLost parse.LostCPUs // per CPU: last record time, a loss not yet handed out
 	maxCPU  int
@@ -109,7 +114,7 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		name: opts.Name, opts: opts, strs: strs, meta: parse.NewMeta("perf.data"),
 		byID: map[uint64]*attr{}, maxCPU: -1,
 		features: map[int][]byte{},
-		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(), sidPos: -1,
+		featOffs: map[int]int64{}, firstLost: -1, q: newQueue(), sidPos: -1, cutAt: -1,
 	}
 	rd.comms.strs = strs
 	// perf names the idle task before reading any record
@@ -326,6 +331,111 @@ func (r *Reader) errorAt(at int64, record string, sentinel error, format string,
 // *parse.ParseError for malformed input (unless Options.Lenient skips a
 // malformed record); after any other error Next keeps returning it.
 func (r *Reader) Next(ev *timeline.Event) error {
+	if r.mapped == nil {
+		return r.next(ev)
+	}
+	for {
+		if again, err := r.guardedNext(ev); !again {
+			return err
+		}
+	}
+}
+
+// guardedNext is next with a fault on the mapped section made an error
+// (onFault): a queued record's payload is read where it lies, and if the
+// file was cut short since, its pages are gone. again: a record was
+// skipped for it (Options.Lenient), and no event given.
+func (r *Reader) guardedNext(ev *timeline.Event) (again bool, err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			again = r.onFault(p, ev, &err)
+		}
+	}()
+	return false, r.next(ev)
+}
+
+// NextBatch fills evs with the events Next would hand out next, as many
+// as come before the end or an error, and returns how many (parse.Batcher).
+// The guard against a fault on the mapped section (guardedNext) is taken
+// once for them all. Fewer than len(evs) with a nil error (a record was
+// skipped after a fault, with Options.Lenient) means: call again.
+func (r *Reader) NextBatch(evs []timeline.Event) (n int, err error) {
+	if r.mapped != nil {
+		old := debug.SetPanicOnFault(true)
+		defer func() {
+			debug.SetPanicOnFault(old)
+			if p := recover(); p != nil {
+				r.onFault(p, &evs[n], &err)
+			}
+		}()
+	}
+	for n < len(evs) {
+		if err = r.next(&evs[n]); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+var _ parse.Batcher = (*Reader)(nil)
+
+// onFault handles p, recovered while a record was delivered: a fault on
+// the mapped section (its pages gone: the file was cut short while it was
+// read) becomes in *err a positioned ErrTruncated that ends the read, or,
+// with Options.Lenient, a skipped record, and onFault returns true: the
+// records that lay past the file's new end are then skipped unread
+// (cutAt). Any other panic goes on.
+func (r *Reader) onFault(p any, ev *timeline.Event, err *error) (skipped bool) {
+	if !isFault(p) {
+		panic(p)
+	}
+	ev.Reset()
+	perr := r.errorAt(r.delivering, "perf record", parse.ErrTruncated,
+		"the file changed while it was read: the mapped pages of this record are gone (cut short?)")
+	r.fileCut()
+	if !r.opts.Lenient {
+		r.err = perr
+		r.countSpecs()
+		r.closeSpool()
+		*err = perr
+		return false
+	}
+	r.cutOff(perr)
+	r.meta.Skip(perr)
+	return true
+}
+
+// cutOff warns, once, that the input ends short of its data section, with
+// the first error that showed it.
+func (r *Reader) cutOff(err error) {
+	if !r.cutWarned {
+		r.cutWarned = true
+		r.meta.Warnings = append(r.meta.Warnings, "perf.data cut off: "+err.Error())
+	}
+}
+
+// fileCut notes the size of a mapped file found cut short while it was
+// read: the queued records past it are gone (cutAt).
+func (r *Reader) fileCut() {
+	if r.cutAt < 0 && r.mapped != nil {
+		if n := r.mapped.fileSize(); n >= 0 {
+			r.cutAt = n
+		}
+	}
+}
+
+// gone reports whether the record just taken from the queue, whose
+// payload is p, lay past where the file was cut short while it was read
+// (fileCut): its payload, read where it lay, is gone.
+func (r *Reader) gone(e *entry, p []byte) bool {
+	return r.cutAt >= 0 && r.q.lastMapped && e.at+int64(r.q.lastOff&0xffff)+int64(len(p)) > r.cutAt
+}
+
+// next is Next, unguarded.
+func (r *Reader) next(ev *timeline.Event) error {
 	if r.hasHeld {
 		*ev = r.held
 		r.hasHeld = false
@@ -343,7 +453,7 @@ func (r *Reader) Next(ev *timeline.Event) error {
 				var perr *parse.ParseError
 				if r.opts.Lenient && errors.As(err, &perr) && errors.Is(err, parse.ErrTruncated) {
 					// What was complete is handed out; the rest is gone.
-					r.meta.Warnings = append(r.meta.Warnings, "perf.data cut off: "+err.Error())
+					r.cutOff(err)
 					r.meta.Skip(err)
 					r.q.flushAll()
 					r.srcDone = true
@@ -369,6 +479,16 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		if e.typ == 0 {
 			continue // a carrier of unknown samples alone
 		}
+		if r.gone(&e, payload) {
+			perr := r.errorAt(e.at, "perf record", parse.ErrTruncated,
+				"the file was cut short at offset %#x while it was read: this record, queued before, is gone", r.cutAt)
+			if err := r.refuse(perr); err != nil {
+				ev.Reset()
+				return err
+			}
+			continue
+		}
+		r.delivering = e.at
 		ok, perr := r.deliver(&e, payload, ev)
 		if perr != nil {
 			ev.Reset()
@@ -428,6 +548,7 @@ func (r *Reader) refuse(perr *parse.ParseError) error {
 func (r *Reader) fill() (err error) {
 	if r.inMap {
 		defer r.mapped.guard(&err, func() *parse.ParseError {
+			r.fileCut()
 			return r.errorAt(r.recAt, "perf record", parse.ErrTruncated,
 				"the file changed while it was read: its mapped pages are gone (cut short?)")
 		})()
@@ -643,4 +764,11 @@ func recordName(typ uint32) string {
 		return "PERF_RECORD_COMPRESSED"
 	}
 	return fmt.Sprintf("perf record type %d", typ)
+}
+
+// isFault reports whether a recovered panic is a memory fault that
+// debug.SetPanicOnFault made a panic.
+func isFault(p any) bool {
+	_, ok := p.(interface{ Addr() uintptr })
+	return ok
 }
