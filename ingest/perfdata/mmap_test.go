@@ -167,3 +167,47 @@ func TestMappedFileCutWhileQueued(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMappedSameAsRead: on any input, the file read mapped (records and
+// payloads read in place, samples queued where they lie, with the pages
+// goroutine's step small) gives the events, Meta and error of the same
+// bytes read as a stream, strict and lenient. Seeds as FuzzPerfData's
+// (file mode only: a pipe is never mapped).
+func FuzzMappedSameAsRead(f *testing.F) {
+	defer func(old int) { mapStep = old }(mapStep)
+	mapStep = 16 << 10
+	f.Add(shrink(f, readFixture(f), 128<<10))
+	for _, name := range []string{"z", "lost"} {
+		f.Add(readZst(f, "testdata/"+name+".data.zst"))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "perf.data")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, lenient := range []bool{false, true} {
+			opts := parse.Options{Name: "x", Lenient: lenient}
+			want, wr, werr := readData(t, data, opts)
+			fh, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewReader(fh, opts)
+			if (err == nil) != (wr != nil) || err != nil && err.Error() != fmt.Sprint(werr) {
+				fh.Close()
+				t.Fatalf("lenient %v: opening mapped: %v, as a stream: %v", lenient, err, werr)
+			}
+			if err != nil {
+				fh.Close()
+				continue
+			}
+			got, gerr := readAll(t, r)
+			fh.Close()
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(r.Meta(), wr.Meta()) {
+				t.Fatalf("lenient %v (mapped %v): %d events, error %v; as a stream %d events, error %v",
+					lenient, r.mapped != nil, len(got), gerr, len(want), werr)
+			}
+		}
+	})
+}
