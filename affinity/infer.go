@@ -113,8 +113,13 @@ func NewInferrer(tl *timeline.Timeline, o InferOptions) *Inferrer {
 }
 
 // Events takes the task instances known so far (of a whole Timeline, or of
-// a streamed walk's chunk).
+// a streamed walk's chunk). The same ones again, as metrics.Feed hands a
+// loaded Timeline's beside the walk, change nothing and write nothing: the
+// walk's Spans read them meanwhile.
 func (in *Inferrer) Events(tl *timeline.Timeline) {
+	if len(tl.Tasks) == len(in.tasks) && (len(tl.Tasks) == 0 || &tl.Tasks[0] == &in.tasks[0]) {
+		return
+	}
 	in.tasks = tl.Tasks
 	for len(in.logs) < len(tl.Tasks) {
 		in.logs = append(in.logs, taskLog{})
