@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"runtime"
 	"sort"
 
 	"github.com/schedlens/schedlens/timeline"
@@ -170,6 +171,10 @@ func (ks Sinks) Span(s *timeline.Span) {
 
 // Feed walks tl once for every sink: each one's Events runs on a goroutine
 // of its own beside the walk, which hands every span to each Span in turn.
+// With several sinks, more than one core and relayMin events or more, the
+// first sink's Spans run on a goroutine of their own too, a chunk of spans
+// behind the walk (spanRelay); each sink still gets every span in the
+// walk's order.
 func Feed(tl *timeline.Timeline, sinks ...Sink) timeline.WalkStats {
 	done := make(chan struct{}, len(sinks))
 	for _, k := range sinks {
@@ -179,15 +184,84 @@ func Feed(tl *timeline.Timeline, sinks ...Sink) timeline.WalkStats {
 		}()
 	}
 	var ws timeline.WalkStats
-	if len(sinks) == 1 {
+	switch {
+	case len(sinks) == 1:
 		ws = tl.Walk(sinks[0].Span)
-	} else {
+	case runtime.GOMAXPROCS(0) > 1 && tl.Len() >= relayMin:
+		r := newSpanRelay(sinks[0])
+		rest := Sinks(sinks[1:])
+		ws = tl.Walk(func(s *timeline.Span) {
+			r.Span(s)
+			rest.Span(s)
+		})
+		r.close()
+	default:
 		ws = tl.Walk(Sinks(sinks).Span)
 	}
 	for range sinks {
 		<-done
 	}
 	return ws
+}
+
+// A spanRelay hands the spans of a walk to a sink on a goroutine of its
+// own, in chunks, so that the sink's work and the walk's (with the other
+// sinks') take two cores: report, whose analysis feeds Analyze's collector
+// beside the Accountant and the affinity inference, 0.303 -> 0.276 s on a
+// 188 MB perf.data, 0.325 -> 0.292 s on 137 MB of ftrace text (15
+// interleaved pairs each), for 4% more CPU.
+type spanRelay struct {
+	cur  []timeline.Span
+	full chan []timeline.Span
+	free chan []timeline.Span
+	done chan struct{}
+}
+
+const (
+	relayChunk   = 2048 // spans
+	relayBuffers = 4
+)
+
+// relayMin is how many events a Timeline needs for Feed to relay (a
+// relay's goroutine and its 512 KiB of chunks are not worth it for the
+// small analyses that what-if runs make by the hundred). Tests change it.
+var relayMin = 1 << 16
+
+func newSpanRelay(k Sink) *spanRelay {
+	r := &spanRelay{full: make(chan []timeline.Span, relayBuffers), free: make(chan []timeline.Span, relayBuffers), done: make(chan struct{})}
+	for range relayBuffers {
+		r.free <- make([]timeline.Span, 0, relayChunk)
+	}
+	r.cur = <-r.free
+	go func() {
+		defer close(r.done)
+		for c := range r.full {
+			for i := range c {
+				k.Span(&c[i])
+			}
+			r.free <- c[:0]
+		}
+	}()
+	return r
+}
+
+// Span takes a span of the walk.
+func (r *spanRelay) Span(s *timeline.Span) {
+	r.cur = append(r.cur, *s)
+	if len(r.cur) == cap(r.cur) {
+		r.full <- r.cur
+		r.cur = <-r.free
+	}
+}
+
+// close hands over the last spans and waits until the sink has taken them
+// all.
+func (r *spanRelay) close() {
+	if len(r.cur) > 0 {
+		r.full <- r.cur
+	}
+	close(r.full)
+	<-r.done
 }
 
 // Accountant is Account's state as a Sink, for a walk that feeds other
