@@ -26,6 +26,8 @@ func TestStreamedAnalysisSameAsLoaded(t *testing.T) {
 		"real/qemu-smt8-hackbench/trace.txt.zst",
 		"real/qemu-juno-asym/trace.txt.zst",
 		"seeds/004/before/run-2/trace.txt.zst",
+		"real/perf-hackbench-cyclictest/perf.data.zst",
+		"../ingest/perfdata/testdata/lost.data.zst",
 	} {
 		path := "../fixtures/" + rel
 		for _, flt := range []metrics.Filter{{}, {Comms: []string{"hackbench", "sched-messaging", "cyclictest"}}} {

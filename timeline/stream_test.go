@@ -129,14 +129,15 @@ func TestStreamWalkSameAsWalk(t *testing.T) {
 	}
 }
 
-// TestSummarizeRefuses: standard input, a binary format and text out of
-// time order are not streamed, with errors the caller can tell apart.
+// TestSummarizeRefuses: standard input, a binary format whose events come
+// out of time order (Perfetto) and text out of time order are not
+// streamed, with errors the caller can tell apart.
 func TestSummarizeRefuses(t *testing.T) {
 	if _, err := ingest.Summarize("-", ingest.Options{}); !errors.Is(err, ingest.ErrNotStreamable) {
 		t.Errorf("stdin: %v", err)
 	}
-	if _, err := ingest.Summarize("../fixtures/real/perf-hackbench-cyclictest/perf.data.zst", ingest.Options{}); !errors.Is(err, ingest.ErrNotStreamable) {
-		t.Errorf("perf.data: %v", err)
+	if _, err := ingest.Summarize("../fixtures/real/perfetto-from-ftrace-hackbench-cyclictest/trace.pftrace.zst", ingest.Options{}); !errors.Is(err, ingest.ErrNotStreamable) {
+		t.Errorf("Perfetto: %v", err)
 	}
 	b := timeline.NewSummaryBuilder(nil, 2)
 	b.Add(timeline.Event{Time: 2000, CPU: 0, Kind: timeline.KindSwitch, Task: 1, Other: 0})
