@@ -13,18 +13,19 @@ import (
 // ErrNotStreamable is what Summarize returns for an input a streamed
 // analysis cannot take: standard input (it cannot be read twice), or a
 // binary format whose per-CPU streams are merged after the whole file is
-// read (trace.dat, Perfetto). The caller loads it whole instead.
+// read (Perfetto). The caller loads it whole instead.
 var ErrNotStreamable = errors.New("input cannot be streamed")
 
 // streamFormats are the formats a streamed analysis reads twice: those
 // whose events arrive in time order as the file is read: the text
-// formats, and perf.data, whose reader orders its records as perf does,
-// round by round, as it reads them.
-var streamFormats = map[string]bool{"ftrace": true, "perf-script": true, "perf.data": true}
+// formats, perf.data, whose reader orders its records as perf does,
+// round by round, as it reads them, and trace.dat, whose reader merges
+// the CPUs' pages by time as it reads them.
+var streamFormats = map[string]bool{"ftrace": true, "perf-script": true, "perf.data": true, "trace.dat": true}
 
 // orderedFormats are the formats whose readers hand out the events in
-// time order: the text formats and perf.data.
-var orderedFormats = map[string]bool{"ftrace": true, "perf-script": true, "perf.data": true}
+// time order: the text formats, perf.data and trace.dat.
+var orderedFormats = map[string]bool{"ftrace": true, "perf-script": true, "perf.data": true, "trace.dat": true}
 
 // Summarize is the first read of a streamed analysis of the trace file at
 // path (see timeline.NewSummaryBuilder): a summary Timeline, which has every

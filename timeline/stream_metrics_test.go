@@ -28,6 +28,8 @@ func TestStreamedAnalysisSameAsLoaded(t *testing.T) {
 		"seeds/004/before/run-2/trace.txt.zst",
 		"real/perf-hackbench-cyclictest/perf.data.zst",
 		"../ingest/perfdata/testdata/lost.data.zst",
+		"real/ftrace-oracle-busy/trace.dat.zst",
+		"../ingest/tracedat/testdata/real-lost.dat.zst",
 	} {
 		path := "../fixtures/" + rel
 		for _, flt := range []metrics.Filter{{}, {Comms: []string{"hackbench", "sched-messaging", "cyclictest"}}} {

@@ -29,7 +29,7 @@ var streamedReads atomic.Int64
 // says what its output is then.
 func (f *traceFlags) registerStream(cmd *cobra.Command, same string) {
 	cmd.Flags().StringVar(&f.stream, "stream", streamAuto,
-		"read a text or perf.data trace file twice instead of holding its events (more time, less memory): "+
+		"read a text, perf.data or trace.dat file twice instead of holding its events (more time, less memory): "+
 			"auto (when holding them would take over a quarter of the memory available), always, never; "+same)
 }
 
@@ -59,10 +59,10 @@ func notStreamed(err error) bool {
 }
 
 // prepareAccount is prepare followed by metrics.Account: it checks the
-// flags, reads the trace, resolves the window and accounts for it. A text
-// or perf.data trace file that --stream selects is read twice, a summary
-// then a streamed walk, and never held whole; anything else (standard
-// input, trace.dat, Perfetto, text out of time order) is loaded.
+// flags, reads the trace, resolves the window and accounts for it. A text,
+// perf.data or trace.dat file that --stream selects is read twice, a
+// summary then a streamed walk, and never held whole; anything else
+// (standard input, Perfetto, text out of time order) is loaded.
 func (f *traceFlags) prepareAccount(cmd *cobra.Command, path string, formats ...string) (*ingest.Loaded, metrics.Window, *metrics.Accounting, error) {
 	if err := f.checkFormat(formats...); err != nil {
 		return nil, metrics.Window{}, nil, err
@@ -136,7 +136,7 @@ func (f *traceFlags) streamAccount(cmd *cobra.Command, path string) (*ingest.Loa
 	return ld, win, a.Result(ws), nil
 }
 
-// streamRead reads the text or perf.data trace file at path twice: a summary read,
+// streamRead reads the text, perf.data or trace.dat file at path twice: a summary read,
 // then prepare, which resolves what the walk needs from the summary and
 // returns what the walk feeds, then the walk read. It prints the load
 // warnings (an error of prepare's comes with what the summary knows: all

@@ -20,8 +20,8 @@ import (
 // streamed or loaded whole, on real text traces of each reader, with a
 // window, markers, a filter, lost events, a clipped buffer, SMT siblings,
 // asymmetric CPUs, an affinity file, cookies and a malformed line skipped
-// under --lenient, and on perf.data; and a format that cannot be streamed
-// (Perfetto) falls back to loading.
+// under --lenient, and on perf.data and trace.dat; and a format that cannot
+// be streamed (Perfetto) falls back to loading.
 func TestStreamSameAsLoad(t *testing.T) {
 	// A text trace with a malformed line at 90%.
 	raw, err := os.ReadFile(fx + "ftrace-oracle-busy/trace.txt.zst")
@@ -82,7 +82,9 @@ func TestStreamSameAsLoad(t *testing.T) {
 		{[]string{"tasks", "--format", "json", fx + "ftrace-pipe-lost/trace.txt.gz"}, true},
 		{[]string{"tasks", "--format", "html", fx + "perf-hackbench-cyclictest/perf-script.txt.gz"}, true},
 		{[]string{"tasks", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, true},
-		{[]string{"tasks", "--format", "json", "../../ingest/perfdata/testdata/lost.data.zst"}, true},              // perf.data with lost records
+		{[]string{"tasks", "--format", "json", "../../ingest/perfdata/testdata/lost.data.zst"}, true}, // perf.data with lost records
+		{[]string{"tasks", "--format", "json", fx + "ftrace-oracle-busy/trace.dat.zst"}, true},
+		{[]string{"cpus", "--format", "json", "../../ingest/tracedat/testdata/real-lost.dat.zst"}, true},           // trace.dat with lost events
 		{[]string{"tasks", "--format", "json", fx + "perfetto-tracebox-hackbench-plain/trace.pftrace.zst"}, false}, // loaded: Perfetto
 		{[]string{"tasks", "--lenient", "--format", "json", bad}, true},
 		{[]string{"tasks", bad}, false}, // the malformed line stops the first read
@@ -104,6 +106,7 @@ func TestStreamSameAsLoad(t *testing.T) {
 		{[]string{"report", "--format", "json", "--affinity", fx + "qemu-juno-asym/affinity.txt", fx + "qemu-juno-asym/trace.txt.zst"}, true},
 		{[]string{"report", "--format", "json", "--no-infer-affinity", fx + "ftrace-oracle-busy/report.txt.zst"}, true},
 		{[]string{"report", "--format", "json", fx + "perf-hackbench-cyclictest/perf.data.zst"}, true},
+		{[]string{"report", "--format", "json", "--start-marker", "oracle_start", "--end-marker", "oracle_end", fx + "ftrace-oracle-busy/trace.dat.zst"}, true},
 		{[]string{"report", "--format", "json", fx + "perfetto-tracebox-hackbench-plain/trace.pftrace.zst"}, false}, // loaded: Perfetto
 		{[]string{"report", "--lenient", "--format", "json", bad}, true},
 		{[]string{"report", "--start-marker", "no such marker", fx + "ftrace-oracle-busy/trace.txt.zst"}, false},

@@ -26,9 +26,10 @@ runnable time (wakeup latency + preemption wait), its runqueue wait from
 enqueue, sleep and blocked time, and counts of switches, preemptions, wakeups
 and migrations, over the valid window of the trace or the one given.
 
-A text or perf.data trace file whose events would take over a quarter of
-the memory available is read twice instead of held (--stream): a summary,
-then a walk of its events, so that memory grows with tasks, not events.`,
+A text, perf.data or trace.dat file whose events would take over a
+quarter of the memory available is read twice instead of held (--stream):
+a summary, then a walk of its events, so that memory grows with tasks, not
+events.`,
 		Example: `  schedlens tasks trace.txt.zst
   schedlens tasks --start-marker oracle_start --end-marker oracle_end \
       --format json trace.txt
@@ -143,8 +144,8 @@ func newCPUsCmd() *cobra.Command {
 		Short: "Per-CPU busy, idle and unobserved time, switches and migrations",
 		Long: `cpus prints, per CPU, its busy, idle and unobserved time, its context
 switches, migrations in and out, and the events lost on it, over the valid
-window of the trace or the one given. A large text or perf.data trace file
-is read twice instead of held, as by tasks (--stream).`,
+window of the trace or the one given. A large text, perf.data or trace.dat
+file is read twice instead of held, as by tasks (--stream).`,
 		Example: `  schedlens cpus trace.txt.zst
   schedlens cpus --format json trace_pipe.txt.gz
   schedlens cpus --start 575.5 --end 576 trace.txt`,

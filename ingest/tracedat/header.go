@@ -156,7 +156,7 @@ func (r *Reader) headerV6(c *cursor) error {
 	if ncpu > maxCPU {
 		return c.errAt(c.off-4, parse.ErrBadField, "CPU count: want at most %d, got %d", maxCPU, ncpu)
 	}
-	r.meta.NCPU = int(ncpu)
+	r.meta.NCPU, r.ncpu = int(ncpu), int(ncpu)
 	c.section = "options"
 	start := c.off
 	kind, err := c.bytes(10, "options or flyrecord keyword")
@@ -634,7 +634,7 @@ func (r *Reader) option(c *cursor, at int64, id uint16, data []byte) error {
 		if n > maxCPU {
 			return c.errAt(at, parse.ErrBadField, "CPUCOUNT option: want at most %d CPUs, got %d", maxCPU, n)
 		}
-		r.meta.NCPU = int(n)
+		r.meta.NCPU, r.ncpu = int(n), int(n)
 	case optTSC2NSec:
 		if len(data) != 16 {
 			return c.errAt(at, parse.ErrBadField, "TSC2NSEC option: want 16 bytes, got %d", len(data))

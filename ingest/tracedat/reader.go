@@ -26,6 +26,7 @@ type Reader struct {
 	// every buffer (NoTime before the first): where a lost gap at the
 	// start of a buffer's pages begins.
 	lastOnCPU []timeline.Time
+	ncpu      int // the header's CPU count
 	name      string
 	ra        io.ReaderAt
 	size      int64
@@ -216,6 +217,12 @@ func (r *Reader) Meta() *parse.Meta {
 	}
 	return r.meta
 }
+
+// DeclaredCPUs returns the CPU count of the file's header, which comes
+// before the events (parse.CPUDeclarer).
+func (r *Reader) DeclaredCPUs() int { return r.ncpu }
+
+var _ parse.CPUDeclarer = (*Reader)(nil)
 
 // Strings returns the interner of comms and marker texts.
 func (r *Reader) Strings() *timeline.Strings { return r.strs }
