@@ -56,54 +56,65 @@ func TestPresizedBuildIsTheSame(t *testing.T) {
 	}
 }
 
-// TestPresizedPerfData: a perf.data's reader estimates its events from the
-// data section (perfdata.Reader.EventEstimate), the estimate reaches the
-// Builder, and the Timeline is the one an unsized build gives.
-func TestPresizedPerfData(t *testing.T) {
-	f := "perf-hackbench-cyclictest/perf.data.zst"
-	raw, err := os.ReadFile(real + f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plain bytes.Buffer
-	if err := decompressTo(&plain, raw); err != nil {
-		t.Fatal(err)
-	}
-	open := func() *Stream {
-		s, err := NewStream(bytes.NewReader(plain.Bytes()), Options{Name: f})
+// TestPresizedBinary: a perf.data's and a trace.dat's reader estimate
+// their events from the data they hold (perfdata.Reader.EventEstimate,
+// tracedat.Reader.EventEstimate), the estimate reaches the Builder, is not
+// below the count nor far above it, and the Timeline is the one an unsized
+// build gives.
+func TestPresizedBinary(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		most int // times the events the estimate may reach
+	}{
+		// Half of this capture's samples are sched_stat_runtime, which are
+		// not events: 2.25 times the events.
+		{real + "perf-hackbench-cyclictest/perf.data.zst", 3},
+		// Compressed CPU buffers, taken at 12 times their size.
+		{real + "ftrace-oracle-busy/trace.dat.zst", 8},
+		{"tracedat/testdata/real-lost.dat.zst", 8},
+		{"tracedat/testdata/v6-lost.dat.zst", 8},
+	} {
+		raw, err := os.ReadFile(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
-	}
-	s := open()
-	est := s.events
-	sized, err := load(s, f, 0, nil, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = open()
-	s.events = 0
-	unsized, err := load(s, f, 0, nil, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The estimate divides by the smallest event record, so samples that
-	// are not events (half of this capture's are sched_stat_runtime) raise
-	// it: 2.25 times the events here. Capacity never written costs address
-	// space, not resident memory.
-	if n := sized.Timeline.Len(); est < n || est > 3*n {
-		t.Errorf("estimate %d events, the trace has %d: want at least that, at most 3 times that", est, n)
-	}
-	if sized.Timeline.Strings.Len() != unsized.Timeline.Strings.Len() {
-		t.Fatalf("string tables differ")
-	}
-	a, b := *sized.Timeline, *unsized.Timeline
-	a.Strings, b.Strings = nil, nil
-	if !reflect.DeepEqual(a, b) {
-		t.Errorf("the pre-sized build differs from the unsized one")
-	}
-	if c, n := cap(sized.Timeline.Times), len(sized.Timeline.Times); c != n {
-		t.Errorf("Times has cap %d, len %d: the columns must be clipped", c, n)
+		var plain bytes.Buffer
+		if err := decompressTo(&plain, raw); err != nil {
+			t.Fatal(err)
+		}
+		open := func() *Stream {
+			s, err := NewStream(bytes.NewReader(plain.Bytes()), Options{Name: tc.path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		s := open()
+		est := s.events
+		sized, err := load(s, tc.path, 0, nil, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = open()
+		s.events = 0
+		unsized, err := load(s, tc.path, 0, nil, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Capacity never written costs address space, not resident memory.
+		if n := sized.Timeline.Len(); est < n || est > tc.most*n {
+			t.Errorf("%s: estimate %d events, the trace has %d: want at least that, at most %d times that", tc.path, est, n, tc.most)
+		}
+		if sized.Timeline.Strings.Len() != unsized.Timeline.Strings.Len() {
+			t.Fatalf("%s: string tables differ", tc.path)
+		}
+		a, b := *sized.Timeline, *unsized.Timeline
+		a.Strings, b.Strings = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: the pre-sized build differs from the unsized one", tc.path)
+		}
+		if c, n := cap(sized.Timeline.Times), len(sized.Timeline.Times); c != n {
+			t.Errorf("%s: Times has cap %d, len %d: the columns must be clipped", tc.path, c, n)
+		}
 	}
 }
