@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/schedlens/schedlens/internal/readertest"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -12,7 +13,9 @@ import (
 //     the input, with the record or section and what was expected;
 //   - accepted per-CPU times never go backwards;
 //   - the events strict mode hands out before its error are the first
-//     events lenient mode hands out.
+//     events lenient mode hands out;
+//   - a summary read (parse.Options.Summary) gives the full read's times,
+//     CPUs and kinds when that read has no error.
 //
 // Seeds: the perf-hackbench-cyclictest fixture shrunk to its first 256 KiB
 // of records (whole, the 5.9 MB make a fuzzing run crawl), and the
@@ -52,6 +55,8 @@ func FuzzPerfData(f *testing.F) {
 				t.Fatalf("event %d: strict %+v, lenient %+v", i, strict[i], lenient[i])
 			}
 		}
+		// the first read of a streamed analysis needs no more of it
+		readertest.SameSummary(t, "fuzz", readOut(t, data, false), readOut(t, data, true))
 		last := map[timeline.CPU]timeline.Time{}
 		for i, e := range lenient {
 			if l, ok := last[e.CPU]; ok && e.Time < l {

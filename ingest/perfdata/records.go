@@ -489,6 +489,13 @@ func (r *Reader) deliver(e *entry, p []byte, ev *timeline.Event) (bool, *parse.P
 	ev.Reset()
 	ev.Time = t
 	ev.CPU = timeline.CPU(cpu)
+	if r.opts.Summary && spec.kind != timeline.KindMarker {
+		// The first read of a streamed analysis: time, CPU and kind
+		// (parse.Options.Summary); the second read decodes the fields.
+		ev.Kind = spec.kind
+		r.see(cpu, t)
+		return true, nil
+	}
 	sc := sampleCtx{tid: timeline.NoTID, comm: timeline.NoComm}
 	if e.flags&hasTID != 0 {
 		ev.TGID = e.pid
