@@ -13,15 +13,7 @@ import (
 // either declines or gives decode's entry and payload, and it takes the
 // common ones (all but the first sample of each attribute).
 func TestFastSampleIsDecode(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{
-		{"fixture", readFixture(t)},
-		{"z", readZst(t, "testdata/z.data.zst")},
-		{"lost", readZst(t, "testdata/lost.data.zst")},
-		{"pipe", readZst(t, "testdata/pipe.data.zst")},
-	} {
+	for _, tc := range testCaptures(t) {
 		r, err := NewReader(bytes.NewReader(tc.data), parse.Options{})
 		if err != nil {
 			t.Fatal(err)

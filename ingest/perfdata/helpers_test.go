@@ -152,3 +152,20 @@ func shrink(tb testing.TB, data []byte, keep int) []byte {
 	}
 	return out
 }
+
+// capture is a perf.data the tests read, by name.
+type capture struct {
+	name string
+	data []byte
+}
+
+// testCaptures returns the fixture and the testdata captures: compressed
+// records (z), lost records, scheduler events alone, and pipe mode.
+func testCaptures(tb testing.TB) []capture {
+	tb.Helper()
+	out := []capture{{"fixture", readFixture(tb)}}
+	for _, name := range []string{"z", "lost", "sched-only", "pipe"} {
+		out = append(out, capture{name, readZst(tb, "testdata/"+name+".data.zst")})
+	}
+	return out
+}

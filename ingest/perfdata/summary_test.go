@@ -25,16 +25,7 @@ func readOut(tb testing.TB, data []byte, summary bool) readertest.Out {
 // coverage of the full read, on the fixture and the testdata captures
 // (compressed, lost records, scheduler events alone, pipe mode).
 func TestSummaryRead(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{
-		{"fixture", readFixture(t)},
-		{"z", readZst(t, "testdata/z.data.zst")},
-		{"lost", readZst(t, "testdata/lost.data.zst")},
-		{"sched-only", readZst(t, "testdata/sched-only.data.zst")},
-		{"pipe", readZst(t, "testdata/pipe.data.zst")},
-	} {
+	for _, tc := range testCaptures(t) {
 		full := readOut(t, tc.data, false)
 		if len(full.Events) == 0 {
 			t.Fatalf("%s: no events", tc.name)
