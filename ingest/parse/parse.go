@@ -98,9 +98,9 @@ type Options struct {
 	// WorkersFor(0), 1 parses in the goroutine that calls Next. The
 	// events, strings, Meta and errors are the same for any value.
 	Workers int
-	// Summary makes a text or perf.data reader hand out events with their
-	// time, CPU and kind only (a marker with its text), without parsing
-	// their fields: the first read of a streamed analysis
+	// Summary makes a text, perf.data or trace.dat reader hand out events
+	// with their time, CPU and kind only (a marker with its text), without
+	// parsing their fields: the first read of a streamed analysis
 	// (timeline.NewSummaryBuilder) needs no more. A malformed field is
 	// then not found, and the comms are not interned; the read after it
 	// parses everything.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/ingest/tracedat"
+	"github.com/schedlens/schedlens/internal/readertest"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -44,7 +45,8 @@ func checkPositioned(t *testing.T, size int, err error) {
 }
 
 // FuzzTraceDat: any input gives events or a positioned error, never a
-// panic. Seeded with the fixture, its cuts and bit flips.
+// panic; a summary read (parse.Options.Summary) gives the full read's
+// times, CPUs and kinds when that read has no error. Seeded with the fixture, its cuts and bit flips.
 func FuzzTraceDat(f *testing.F) {
 	data := fixture(f, "trace.dat.zst")
 	f.Add(data)
@@ -58,6 +60,8 @@ func FuzzTraceDat(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkPositioned(t, len(b), readAll(b))
+		// the first read of a streamed analysis needs no more of it
+		readertest.SameSummary(t, "fuzz", readOut(t, b, false), readOut(t, b, true))
 	})
 }
 

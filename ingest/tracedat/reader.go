@@ -26,7 +26,8 @@ type Reader struct {
 	// every buffer (NoTime before the first): where a lost gap at the
 	// start of a buffer's pages begins.
 	lastOnCPU []timeline.Time
-	ncpu      int // the header's CPU count
+	ncpu      int  // the header's CPU count
+	summary   bool // parse.Options.Summary: time, CPU and kind only
 	name      string
 	ra        io.ReaderAt
 	size      int64
@@ -88,7 +89,7 @@ func (r *Reader) cursor(off, end int64, section string) *cursor {
 // decompressed stream) is first copied to a temporary file, which is
 // removed at once and closed when Next returns io.EOF or an error.
 func NewReader(in io.Reader, opts parse.Options) (*Reader, error) {
-	r := &Reader{name: opts.Name, strs: opts.Strings, lenient: opts.Lenient,
+	r := &Reader{name: opts.Name, strs: opts.Strings, lenient: opts.Lenient, summary: opts.Summary,
 		meta: parse.NewMeta(Format), stats: map[string]map[int]cpuStat{},
 		comm: map[int32]timeline.CommID{}, unknown: map[uint16]int64{}}
 	if r.strs == nil {
@@ -373,11 +374,17 @@ func (r *Reader) record(s *stream, ev *timeline.Event) (bool, error) {
 	pid := timeline.TID(int32(r.order.Uint32(rec[r.common.pid.off:])))
 	ev.Reset()
 	ev.Time, ev.CPU = t, s.cpu
-	ev.Ctx = context(rec[r.common.flags.off])
-	if err := r.decode(d, rec, pid, ev); err != nil {
-		return false, s.errf(parse.ErrBadField, "%v", err)
+	if r.summary && d.kind != timeline.KindMarker {
+		// The first read of a streamed analysis: time, CPU and kind;
+		// the second read decodes the fields.
+		ev.Kind = d.kind
+	} else {
+		ev.Ctx = context(rec[r.common.flags.off])
+		if err := r.decode(d, rec, pid, ev); err != nil {
+			return false, s.errf(parse.ErrBadField, "%v", err)
+		}
+		r.registerComms(ev)
 	}
-	r.registerComms(ev)
 	if queued {
 		r.q = append(r.q, *ev)
 		return false, nil
