@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/schedlens/schedlens/ingest/parse"
+	"github.com/schedlens/schedlens/ingest/tracedat"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -131,44 +132,51 @@ const compressionRatio = 8
 // is not known, from 512 MiB of text. It does not look at the format:
 // Summarize refuses what cannot be streamed.
 func WorthStreaming(path string) bool {
-	size, compressed, ok := fileSize(path)
+	size, compressed, dat, ok := fileSize(path)
 	if !ok {
 		return false
 	}
 	limit, _ := defaultMaxEvents() // half the memory available, in events
-	return worthStreaming(size, compressed, limit)
+	per := int64(ftraceEventBytes)
+	if dat {
+		per = tracedat.MinRecordBytes
+	}
+	return worthStreaming(size, compressed, per, limit)
 }
 
 // worthStreaming is WorthStreaming for a file of size bytes (compressed or
-// not) where the memory available holds 2*halfMem events (0: unknown).
-func worthStreaming(size int64, compressed bool, halfMem int64) bool {
+// not) whose events take at least per bytes each, where the memory
+// available holds 2*halfMem events (0: unknown).
+func worthStreaming(size int64, compressed bool, per, halfMem int64) bool {
 	if compressed {
 		size *= compressionRatio
 	}
 	if halfMem <= 0 {
 		return size >= 512<<20
 	}
-	// The events, estimated high: at the smallest bytes an event of text.
-	return size/ftraceEventBytes > halfMem/2
+	// The events, estimated high: at the smallest bytes an event takes
+	// (text, and perf.data's samples, about 100; a trace.dat record 20).
+	return size/per > halfMem/2
 }
 
-// fileSize returns the size of the regular file at path and whether it
-// starts with a gzip or zstd magic number; false when it is not a regular
-// file that can be read.
-func fileSize(path string) (size int64, compressed, ok bool) {
+// fileSize returns the size of the regular file at path, whether it
+// starts with a gzip or zstd magic number, and whether it is an
+// uncompressed trace.dat; false when it is not a regular file that can be
+// read.
+func fileSize(path string) (size int64, compressed, dat, ok bool) {
 	if path == "-" {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return 0, false, false
+		return 0, false, false, false
 	}
-	var magic [4]byte
+	var magic [len(tracedat.Magic)]byte
 	n, _ := io.ReadFull(f, magic[:])
-	return fi.Size(), compressionOf(magic[:n]) != "", true
+	return fi.Size(), compressionOf(magic[:n]) != "", tracedat.Sniff(magic[:n]), true
 }

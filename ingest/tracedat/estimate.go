@@ -1,11 +1,12 @@
 package tracedat
 
-// The smallest ring-buffer record of an event the reader interprets: a
+// MinRecordBytes is the smallest ring-buffer record of an event the reader
+// interprets: a
 // 4-byte header (type_len, time_delta), the 8 bytes of common fields
 // (common_type, flags, preempt_count, pid) and power/cpu_idle's two u32
 // fields (include/linux/ring_buffer.h, the event formats). Scheduler
 // events take 36 to 68 bytes.
-const minRecordBytes = 20
+const MinRecordBytes = 20
 
 // compressedRatio is how many bytes of pages a byte of a compressed CPU
 // buffer is taken to hold: more than trace-cmd's zstd and zlib give on
@@ -29,5 +30,5 @@ func (r *Reader) EventEstimate() int {
 		}
 		n += size
 	}
-	return int(min(n/minRecordBytes, 1<<31-1))
+	return int(min(n/MinRecordBytes, 1<<31-1))
 }
