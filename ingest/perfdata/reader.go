@@ -79,6 +79,7 @@ type Reader struct {
 	// the size of a mapped file found cut short while it was read, -1
 	delivering, cutAt int64
 	cutWarned         bool
+	one               [1]timeline.Event // Next's batch of a mapped read
 
 	cpuLost parse.LostCPUs // per CPU: last record time, a loss not yet handed out
 	maxCPU  int
@@ -335,32 +336,22 @@ func (r *Reader) Next(ev *timeline.Event) error {
 		return r.next(ev)
 	}
 	for {
-		if again, err := r.guardedNext(ev); !again {
+		// through NextBatch, whose guard a mapped read needs
+		n, err := r.NextBatch(r.one[:])
+		*ev = r.one[0]
+		if n == 1 || err != nil {
 			return err
 		}
 	}
 }
 
-// guardedNext is next with a fault on the mapped section made an error
-// (onFault): a queued record's payload is read where it lies, and if the
-// file was cut short since, its pages are gone. again: a record was
-// skipped for it (Options.Lenient), and no event given.
-func (r *Reader) guardedNext(ev *timeline.Event) (again bool, err error) {
-	old := debug.SetPanicOnFault(true)
-	defer func() {
-		debug.SetPanicOnFault(old)
-		if p := recover(); p != nil {
-			again = r.onFault(p, ev, &err)
-		}
-	}()
-	return false, r.next(ev)
-}
-
 // NextBatch fills evs with the events Next would hand out next, as many
 // as come before the end or an error, and returns how many (parse.Batcher).
-// The guard against a fault on the mapped section (guardedNext) is taken
-// once for them all. Fewer than len(evs) with a nil error (a record was
-// skipped after a fault, with Options.Lenient) means: call again.
+// A queued record's payload is read where it lies in the mapped section,
+// and if the file was cut short since, its pages are gone: the guard that
+// makes that fault an error (onFault) is taken once for them all. Fewer
+// than len(evs) with a nil error (a record was skipped after a fault, with
+// Options.Lenient) means: call again.
 func (r *Reader) NextBatch(evs []timeline.Event) (n int, err error) {
 	if r.mapped != nil {
 		old := debug.SetPanicOnFault(true)
@@ -385,10 +376,10 @@ var _ parse.Batcher = (*Reader)(nil)
 // onFault handles p, recovered while a record was delivered: a fault on
 // the mapped section (its pages gone: the file was cut short while it was
 // read) becomes in *err a positioned ErrTruncated that ends the read, or,
-// with Options.Lenient, a skipped record, and onFault returns true: the
-// records that lay past the file's new end are then skipped unread
-// (cutAt). Any other panic goes on.
-func (r *Reader) onFault(p any, ev *timeline.Event, err *error) (skipped bool) {
+// with Options.Lenient, a skipped record (*err stays nil): the records
+// that lay past the file's new end are then skipped unread (cutAt). Any
+// other panic goes on.
+func (r *Reader) onFault(p any, ev *timeline.Event, err *error) {
 	if !isFault(p) {
 		panic(p)
 	}
@@ -401,11 +392,10 @@ func (r *Reader) onFault(p any, ev *timeline.Event, err *error) (skipped bool) {
 		r.countSpecs()
 		r.closeSpool()
 		*err = perr
-		return false
+		return
 	}
 	r.cutOff(perr)
 	r.meta.Skip(perr)
-	return true
 }
 
 // cutOff warns, once, that the input ends short of its data section, with
