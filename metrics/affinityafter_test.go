@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/schedlens/schedlens/affinity"
-	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -21,14 +20,7 @@ func TestAffinityAfterOneWalk(t *testing.T) {
 	} {
 		t.Run(rel, func(t *testing.T) {
 			for _, drop := range []bool{false, true} {
-				load := func() *ingest.Loaded {
-					ld, err := ingest.Load(fixtureDir+rel, ingest.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					return ld
-				}
-				want, one := load(), load()
+				want, one := loadFresh(t, rel), loadFresh(t, rel)
 				topo := fixtureTopology(t, want)
 				m, err := affinity.Build(want.Timeline, affinity.BuildOptions{})
 				if err != nil {
@@ -39,16 +31,7 @@ func TestAffinityAfterOneWalk(t *testing.T) {
 					t.Fatal(err)
 				}
 				tl := one.Timeline
-				inf := affinity.NewInferrer(tl, affinity.InferOptions{})
-				var got *affinity.Map
-				b, bacc, err := AnalyzeAccount(tl, Options{Topology: topo, DropEvents: drop, Also: []Sink{inf},
-					AffinityAfter: func() (*affinity.Map, error) {
-						got, err = affinity.Build(tl, affinity.BuildOptions{Inferred: inf})
-						return got, err
-					}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				b, bacc, got := analyzeInferring(t, tl, Options{Topology: topo, DropEvents: drop})
 				if rel == "qemu-smt8-pingpong/trace.txt.zst" && len(got.Inferences) == 0 {
 					t.Fatal("no inference: the test shows nothing")
 				}

@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"testing"
-
-	"github.com/schedlens/schedlens/ingest"
-)
+import "testing"
 
 // TestAnalyzeDropEvents: an analysis that drops the timeline's events once
 // its walk has ended gives the analysis of one that keeps them, on real
@@ -18,15 +14,8 @@ func TestAnalyzeDropEvents(t *testing.T) {
 		"seeds/004/before/run-2/trace.txt.zst",
 	} {
 		t.Run(rel, func(t *testing.T) {
-			load := func() *ingest.Loaded {
-				ld, err := ingest.Load("../fixtures/"+rel, ingest.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ld
-			}
 			for _, flt := range []Filter{{}, {Comms: []string{"hackbench", "sched-messaging"}}} {
-				keep, drop := load(), load()
+				keep, drop := loadFresh(t, "../"+rel), loadFresh(t, "../"+rel)
 				topo := fixtureTopology(t, keep)
 				a, acc, err := AnalyzeAccount(keep.Timeline, Options{Topology: topo, Filter: flt})
 				if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlens/schedlens/affinity"
 	"github.com/schedlens/schedlens/ingest"
 	"github.com/schedlens/schedlens/timeline"
 	"github.com/schedlens/schedlens/topology"
@@ -52,6 +53,37 @@ func loadFixture(t testing.TB, rel string) *ingest.Loaded {
 	}
 	loaded[rel] = ld
 	return ld
+}
+
+// loadFresh loads the fixture rel anew (not loadFixture's shared copy),
+// for a test that changes the Timeline (DropEvents).
+func loadFresh(t testing.TB, rel string) *ingest.Loaded {
+	t.Helper()
+	ld, err := ingest.Load(fixtureDir+rel, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ld
+}
+
+// analyzeInferring is AnalyzeAccount with the affinity inference fed by its
+// walk and the map made after it (Options.AffinityAfter), as report does;
+// it returns the map too.
+func analyzeInferring(t testing.TB, tl *timeline.Timeline, opts Options) (*Analysis, *Accounting, *affinity.Map) {
+	t.Helper()
+	inf := affinity.NewInferrer(tl, affinity.InferOptions{})
+	var m *affinity.Map
+	opts.Also = append(opts.Also, inf)
+	opts.AffinityAfter = func() (*affinity.Map, error) {
+		var err error
+		m, err = affinity.Build(tl, affinity.BuildOptions{Inferred: inf})
+		return m, err
+	}
+	a, acc, err := AnalyzeAccount(tl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, acc, m
 }
 
 // loadTwin loads rel, another encoding of the capture base was read from,

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/schedlens/schedlens/affinity"
-	"github.com/schedlens/schedlens/ingest"
 )
 
 // TestFeedRelaySameAsInline: a walk whose first sink takes its spans on a
@@ -27,22 +26,8 @@ func TestFeedRelaySameAsInline(t *testing.T) {
 	} {
 		run := func(min int) (*Analysis, *Accounting, *affinity.Map) {
 			relayMin = min
-			ld, err := ingest.Load(fixtureDir+rel, ingest.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl := ld.Timeline
-			inf := affinity.NewInferrer(tl, affinity.InferOptions{})
-			var m *affinity.Map
-			a, acc, err := AnalyzeAccount(tl, Options{Topology: fixtureTopology(t, ld), Also: []Sink{inf},
-				AffinityAfter: func() (*affinity.Map, error) {
-					m, err = affinity.Build(tl, affinity.BuildOptions{Inferred: inf})
-					return m, err
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return a, acc, m
+			ld := loadFresh(t, rel)
+			return analyzeInferring(t, ld.Timeline, Options{Topology: fixtureTopology(t, ld)})
 		}
 		a, acc, m := run(math.MaxInt)
 		b, bacc, bm := run(0)
