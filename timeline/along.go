@@ -31,6 +31,9 @@ var alongEvery = 1 << 14
 type Along struct {
 	ncpu  int
 	start func(prov *Timeline) AlongSinks
+	// guess: no CPU count was declared; ncpu is the events' until the
+	// walk starts
+	guess bool
 
 	// the Builder's side
 	started, abandoned bool
@@ -70,15 +73,19 @@ type AlongSinks struct {
 }
 
 // WalkAlong asks b for a walk beside its Adds (see Along) of a trace whose
-// producer declares ncpu CPUs (0: unknown, and no walk runs). When the walk
+// producer declares ncpu CPUs; with ncpu 0 (unknown) the walk takes the
+// CPUs the events name when every one of them has an event, and stops
+// short if another comes later. The walk
+// starts from the coverage set on b before (SetCoverage; unknown if none);
+// a different one at Finish is a figure that differs. When the walk
 // can start, start is called on the walk's goroutine with a Timeline that
 // has the trace's figures as known then (its End is not final) and no
 // events, and returns where the walk hands out what it walks. Call it
 // before the first Add, on a Builder that requires order (RequireOrder);
 // Finish the Along with the Builder's Timeline.
 func (b *Builder) WalkAlong(ncpu int, start func(prov *Timeline) AlongSinks) *Along {
-	a := &Along{ncpu: ncpu, start: start}
-	if ncpu <= 0 || !b.ordered || b.sum != nil {
+	a := &Along{ncpu: ncpu, start: start, guess: ncpu <= 0}
+	if !b.ordered || b.sum != nil {
 		a.abandoned = true
 	}
 	b.along, b.alongLeft = a, alongEvery
@@ -92,11 +99,17 @@ func (a *Along) handOver(b *Builder) {
 		return
 	}
 	s, r := b.osum, b.online
+	if s != nil && a.guess && !a.started {
+		a.ncpu = len(s.first)
+	}
 	if s == nil || r == nil || b.unordered || b.err != nil || len(s.first) > a.ncpu || s.kindCounts[KindBufferStart] > 0 {
 		a.abandon()
 		return
 	}
 	if !a.started {
+		if a.ncpu == 0 {
+			return
+		}
 		if len(s.first) < a.ncpu || slices.Contains(s.first, NoTime) {
 			return
 		}
@@ -126,7 +139,7 @@ func (a *Along) begin(b *Builder) {
 	cp.first, cp.last, cp.complete = slices.Clone(s.first), slices.Clone(s.last), slices.Clone(s.complete)
 	cp.gaps = slices.Clone(s.gaps)
 	prov := &Timeline{Strings: b.strs, NCPU: a.ncpu, Start: NoTime, End: NoTime, ValidStart: NoTime}
-	cp.apply(prov, CoverageUnknown, "")
+	cp.apply(prov, b.coverage, b.evidence)
 	a.prov = prov
 	a.sentGaps = len(s.gaps)
 	a.started = true

@@ -11,9 +11,9 @@ import (
 )
 
 // alongWalk builds evs in a Builder that requires order, with a walk along
-// it for ncpu CPUs, and returns the Timeline, what the walk handed out and
-// whether it ran to its end. Each chunk must hold only events the spans
-// handed out so far do not pass.
+// it for ncpu CPUs (0: not declared, the walk takes the events' CPUs), and
+// returns the Timeline, what the walk handed out and whether it ran to its
+// end.
 func alongWalk(t *testing.T, ncpu int, cov timeline.Coverage, evs []timeline.Event) (*timeline.Timeline, walked, bool) {
 	t.Helper()
 	b := timeline.NewBuilder(nil, 0)
@@ -22,26 +22,28 @@ func alongWalk(t *testing.T, ncpu int, cov timeline.Coverage, evs []timeline.Eve
 	started := false
 	a := b.WalkAlong(ncpu, func(prov *timeline.Timeline) timeline.AlongSinks {
 		started = true
-		if prov.Len() != 0 || prov.NCPU != ncpu {
+		if prov.Len() != 0 || ncpu > 0 && prov.NCPU != ncpu || prov.NCPU <= 0 {
 			t.Errorf("the walk started from %d events on %d CPUs, want none on %d", prov.Len(), prov.NCPU, ncpu)
 		}
 		return timeline.AlongSinks{Span: func(s *timeline.Span) { got.spans = append(got.spans, *s) }}
 	})
-	b.SetCoverage(cov, "along")
 	b.SetNCPU(ncpu)
-	for _, e := range evs {
-		b.Add(e)
-	}
-	tl, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tl := buildEvents(t, b, cov, evs)
 	var ok bool
 	got.stats, ok = a.Finish(tl)
 	if ok && !started {
 		t.Fatal("the walk ended without starting")
 	}
 	return tl, got, ok
+}
+
+// plainBuild builds evs as alongWalk does, without a walk along.
+func plainBuild(t *testing.T, ncpu int, cov timeline.Coverage, evs []timeline.Event) *timeline.Timeline {
+	t.Helper()
+	b := timeline.NewBuilder(nil, 0)
+	b.RequireOrder()
+	b.SetNCPU(ncpu)
+	return buildEvents(t, b, cov, evs)
 }
 
 // readEvents reads the events of the trace file at path, and the CPUs its
@@ -91,25 +93,28 @@ func TestAlongSameAsWalk(t *testing.T) {
 	for _, rel := range append(streamFixtures, "perf-hackbench-cyclictest/perf.data.zst") {
 		evs, ncpu := readEvents(t, "../fixtures/real/"+rel)
 		for _, every := range []int{1, 7, 1000, 1 << 14} {
-			t.Run(fmt.Sprintf("%s/every=%d", rel, every), func(t *testing.T) {
-				defer timeline.SetAlongEvery(every)()
-				tl, got, ok := alongWalk(t, ncpu, timeline.CoverageUnknown, evs)
-				if !ok {
-					if mustRun[rel] && every >= 1000 {
-						t.Fatal("the walk along did not run to its end")
+			// the CPU count declared, and not (the walk takes the events')
+			for _, declared := range []int{ncpu, 0} {
+				t.Run(fmt.Sprintf("%s/every=%d/declared=%d", rel, every, declared), func(t *testing.T) {
+					defer timeline.SetAlongEvery(every)()
+					tl, got, ok := alongWalk(t, declared, timeline.CoverageUnknown, evs)
+					if !ok {
+						if mustRun[rel] && every >= 1000 {
+							t.Fatal("the walk along did not run to its end")
+						}
+						t.Logf("walked anew")
+						return
 					}
-					t.Logf("walked anew")
-					return
-				}
-				var want walked
-				want.stats = tl.Walk(func(s *timeline.Span) { want.spans = append(want.spans, *s) })
-				sameWalk(t, got, want)
-				incs := tl.Inconsistencies()
-				fresh, _, _ := alongWalk(t, 0, timeline.CoverageUnknown, evs)
-				if !reflect.DeepEqual(incs, fresh.Inconsistencies()) {
-					t.Errorf("%d inconsistencies, want %d", len(incs), len(fresh.Inconsistencies()))
-				}
-			})
+					var want walked
+					want.stats = tl.Walk(func(s *timeline.Span) { want.spans = append(want.spans, *s) })
+					sameWalk(t, got, want)
+					incs := tl.Inconsistencies()
+					fresh := plainBuild(t, ncpu, timeline.CoverageUnknown, evs)
+					if !reflect.DeepEqual(incs, fresh.Inconsistencies()) {
+						t.Errorf("%d inconsistencies, want %d", len(incs), len(fresh.Inconsistencies()))
+					}
+				})
+			}
 		}
 	}
 }
@@ -124,16 +129,18 @@ func FuzzAlong(f *testing.F) {
 			return
 		}
 		for _, every := range []int{1, 2, 5} {
-			restore := timeline.SetAlongEvery(every)
-			tl, got, ok := alongWalk(t, 3, cov, evs)
-			restore()
-			if !ok {
-				continue
-			}
-			var want walked
-			want.stats = tl.Walk(func(s *timeline.Span) { want.spans = append(want.spans, *s) })
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("hand-overs of %d: %d spans, want %d", every, len(got.spans), len(want.spans))
+			for _, ncpu := range []int{3, 0} {
+				restore := timeline.SetAlongEvery(every)
+				tl, got, ok := alongWalk(t, ncpu, cov, evs)
+				restore()
+				if !ok {
+					continue
+				}
+				var want walked
+				want.stats = tl.Walk(func(s *timeline.Span) { want.spans = append(want.spans, *s) })
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("hand-overs of %d, %d CPUs declared: %d spans, want %d", every, ncpu, len(got.spans), len(want.spans))
+				}
 			}
 		}
 	})

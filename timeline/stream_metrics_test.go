@@ -98,7 +98,7 @@ func FuzzStreamedAnalysis(f *testing.F) {
 		}
 		topo := topology.Symmetric(3)
 		for _, flt := range []metrics.Filter{{}, {PIDs: []timeline.TID{2, 3}}} {
-			tl := buildFuzzed(t, timeline.NewBuilder(nil, 3), cov, evs)
+			tl := buildEvents(t, timeline.NewBuilder(nil, 3), cov, evs)
 			aff, err := affinity.Build(tl, affinity.BuildOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -112,7 +112,7 @@ func FuzzStreamedAnalysis(f *testing.F) {
 			}
 			for _, chunk := range []int{1, 3} {
 				restore := timeline.SetStreamChunk(chunk)
-				sum := buildFuzzed(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
+				sum := buildEvents(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
 				// In chunks of 3 the analysis keeps no Sample, and
 				// sketches with a pid filter.
 				sopts, swant := opts, want

@@ -206,12 +206,12 @@ func FuzzStreamWalk(f *testing.F) {
 		if !ok {
 			return
 		}
-		tl := buildFuzzed(t, timeline.NewBuilder(nil, 3), cov, evs)
+		tl := buildEvents(t, timeline.NewBuilder(nil, 3), cov, evs)
 		var want []timeline.Span
 		wantStats := tl.Walk(func(s *timeline.Span) { want = append(want, *s) })
 		for _, chunk := range []int{1, 2, 3} {
 			restore := timeline.SetStreamChunk(chunk)
-			sum := buildFuzzed(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
+			sum := buildEvents(t, timeline.NewSummaryBuilder(nil, 3), cov, evs)
 			var got []timeline.Span
 			w, err := sum.NewStreamWalk(func(s *timeline.Span) { got = append(got, *s) }, nil)
 			if err != nil {
@@ -279,9 +279,9 @@ func fuzzEvents(data []byte) (timeline.Coverage, []timeline.Event, bool) {
 	return cov, evs, true
 }
 
-// buildFuzzed builds evs with coverage cov in b.
-func buildFuzzed(t *testing.T, b *timeline.Builder, cov timeline.Coverage, evs []timeline.Event) *timeline.Timeline {
-	b.SetCoverage(cov, "fuzz")
+// buildEvents builds evs with coverage cov in b, and finishes it.
+func buildEvents(t *testing.T, b *timeline.Builder, cov timeline.Coverage, evs []timeline.Event) *timeline.Timeline {
+	b.SetCoverage(cov, "test")
 	for _, e := range evs {
 		b.Add(e)
 	}
