@@ -412,8 +412,16 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 		b.RequireOrder()
 	}
 	var along *timeline.Along
-	if d, ok := s.Reader.(parse.CPUDeclarer); ok && walk != nil && inOrder {
-		along = b.WalkAlong(d.DeclaredCPUs(), walk.start)
+	if walk != nil && inOrder {
+		ncpu := 0 // not declared: the walk takes the CPUs the events name
+		if d, ok := s.Reader.(parse.CPUDeclarer); ok {
+			ncpu = d.DeclaredCPUs()
+		}
+		if c, ok := s.Reader.(parse.CoverageDeclarer); ok {
+			// what the walk starts from; the Meta's at the end (finishMeta)
+			b.SetCoverage(c.DeclaredCoverage())
+		}
+		along = b.WalkAlong(ncpu, walk.start)
 		defer along.Stop() // a read that fails ends the walk
 	}
 	limit, why := eventLimit(maxEvents)

@@ -19,25 +19,27 @@ import (
 // after an overrun) shows the opposite.
 func (r *Reader) coverage() {
 	m := r.meta
-	in, written := m.EntriesInBuffer, m.EntriesWritten
+	m.Coverage, m.CoverageNote = coverageOf(m.EntriesInBuffer, m.EntriesWritten, r.lostLines, r.firstLost, r.bufStarts, m.Format)
+}
+
+// coverageOf is the coverage, and the note that says why, of a trace with
+// in and written entries by its header (in < 0: no header), lostLines
+// lost-event lines (the first at firstLost) and bufStarts buffer-start
+// lines, in format.
+func coverageOf(in, written int64, lostLines int, firstLost string, bufStarts int, format string) (timeline.Coverage, string) {
 	switch {
-	case r.lostLines > 0:
-		m.Coverage = timeline.CoverageLost
-		m.CoverageNote = fmt.Sprintf("%d lost-event lines, the first at %s", r.lostLines, r.firstLost)
+	case lostLines > 0:
+		return timeline.CoverageLost, fmt.Sprintf("%d lost-event lines, the first at %s", lostLines, firstLost)
 	case in >= 0 && written > in:
-		m.Coverage = timeline.CoverageLost
-		m.CoverageNote = fmt.Sprintf("the ftrace header counts %d entries written and %d kept: %d were overwritten", written, in, written-in)
-	case r.bufStarts > 0:
-		m.Coverage = timeline.CoverageLost
-		m.CoverageNote = fmt.Sprintf("%d CPU buffers are marked as started late (##### CPU N buffer started ####)", r.bufStarts)
+		return timeline.CoverageLost, fmt.Sprintf("the ftrace header counts %d entries written and %d kept: %d were overwritten", written, in, written-in)
+	case bufStarts > 0:
+		return timeline.CoverageLost, fmt.Sprintf("%d CPU buffers are marked as started late (##### CPU N buffer started ####)", bufStarts)
 	case in >= 0 && written == in:
-		m.Coverage = timeline.CoverageComplete
-		m.CoverageNote = fmt.Sprintf("the ftrace header counts %d entries written and %d kept, none overwritten, and no event was lost", written, in)
-	case m.Format == FormatTraceCmd:
-		m.CoverageNote = "trace-cmd report text carries no entry counts"
-	case m.Format == FormatPipe:
-		m.CoverageNote = "trace_pipe text carries no entry counts"
-	default:
-		m.CoverageNote = "the trace has no entries-in-buffer/entries-written header"
+		return timeline.CoverageComplete, fmt.Sprintf("the ftrace header counts %d entries written and %d kept, none overwritten, and no event was lost", written, in)
+	case format == FormatTraceCmd:
+		return timeline.CoverageUnknown, "trace-cmd report text carries no entry counts"
+	case format == FormatPipe:
+		return timeline.CoverageUnknown, "trace_pipe text carries no entry counts"
 	}
+	return timeline.CoverageUnknown, "the trace has no entries-in-buffer/entries-written header"
 }

@@ -67,9 +67,19 @@ type Reader struct {
 	lostLines int    // lost-event lines seen
 	firstLost string // the first of them, for Meta.CoverageNote
 	bufStarts int    // "##### CPU N buffer started ####" lines seen
+
+	// what the header states ahead of the records: the CPUs
+	// (DeclaredCPUs), the coverage (DeclaredCoverage)
+	declared    int
+	declaredCov timeline.Coverage
+	declaredWhy string
 }
 
-var _ parse.Reader = (*Reader)(nil)
+var (
+	_ parse.Reader           = (*Reader)(nil)
+	_ parse.CPUDeclarer      = (*Reader)(nil)
+	_ parse.CoverageDeclarer = (*Reader)(nil)
+)
 
 // NewReader returns a Reader of r. The Reader buffers r itself.
 func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
@@ -89,10 +99,58 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		q:         make([]timeline.Event, 0, 8),
 	}
 	rd.lr.Init(r, opts.Name, MaxLine, opts.Lenient, readErr)
+	rd.declareHeader(rd.lr.Head())
 	if w := parse.WorkersFor(opts.Workers); w > 1 {
 		rd.pipe = parse.StartBlocks(&rd.lr, w, blockLines, rd.newParser)
 	}
 	return rd, nil
+}
+
+// DeclaredCPUs returns the CPU count the input states before its first
+// record: the "#P:N" of a trace file's entries line (the CPUs online when
+// it was read), or trace-cmd report's "cpus=N"; 0 when its first read
+// holds neither (trace_pipe text states none).
+func (r *Reader) DeclaredCPUs() int { return r.declared }
+
+// DeclaredCoverage returns the coverage that a trace file's entries line,
+// before its first record, gives Meta unless the lines after it revise it
+// (a lost-event or buffer-start line); CoverageUnknown without the line.
+func (r *Reader) DeclaredCoverage() (timeline.Coverage, string) {
+	return r.declaredCov, r.declaredWhy
+}
+
+// declareHeader reads the header lines at the start of head, as the reader
+// itself reads them (parseLine, control), up to the first record or the
+// end of head, for the CPU count and coverage they state.
+func (r *Reader) declareHeader(head []byte) {
+	for len(head) > 0 {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			return // a line cut off by the end of the first read
+		}
+		line := bytes.TrimSuffix(head[:i], []byte("\r"))
+		head = head[i+1:]
+		switch {
+		case len(line) == 0 || bytes.HasPrefix(line, []byte("version = ")):
+		case bytes.HasPrefix(line, []byte(entriesPrefix)):
+			in, written, n, ok := parseEntries(line)
+			if !ok {
+				return
+			}
+			r.declared = max(n, 0)
+			r.declaredCov, r.declaredWhy = coverageOf(in, written, 0, "", 0, "")
+			return
+		case line[0] == '#':
+		case bytes.HasPrefix(line, []byte("cpus=")):
+			if n, k, ok := parseUint(line[len("cpus="):], MaxCPU); ok && k == len(line)-len("cpus=") {
+				r.declared = int(n)
+				r.declaredCov, r.declaredWhy = coverageOf(-1, -1, 0, "", 0, FormatTraceCmd)
+			}
+			return
+		default:
+			return
+		}
+	}
 }
 
 // Meta returns what the Reader learned so far; it is complete after Next
@@ -324,7 +382,7 @@ func (r *Reader) comment(line []byte) error {
 		r.bufStarts++
 	case bytes.HasPrefix(line, []byte("# tracer:")):
 		r.meta.Format = FormatTrace
-	case bytes.HasPrefix(line, []byte("# entries-in-buffer/entries-written:")):
+	case bytes.HasPrefix(line, []byte(entriesPrefix)):
 		return r.entries(line)
 	}
 	return nil
@@ -332,37 +390,51 @@ func (r *Reader) comment(line []byte) error {
 
 // entries parses "# entries-in-buffer/entries-written: 40517/145878   #P:2".
 func (r *Reader) entries(line []byte) error {
-	p := bytes.TrimLeft(line[len("# entries-in-buffer/entries-written:"):], " ")
-	in, n, ok := parseUint(p, 1<<62)
-	if ok && n < len(p) && p[n] == '/' {
-		p = p[n+1:]
-		var written int64
-		written, n, ok = parseUint(p, 1<<62)
-		if ok {
-			p = bytes.TrimLeft(p[n:], " ")
-			if bytes.HasPrefix(p, []byte("#P:")) {
-				var ncpu int64
-				ncpu, n, ok = parseUint(p[3:], MaxCPU)
-				ok = ok && n == len(p)-3
-				if ok {
-					r.meta.NCPU = int(ncpu)
-				}
-			} else {
-				ok = len(p) == 0
-			}
-			if ok {
-				r.meta.EntriesInBuffer = in
-				r.meta.EntriesWritten = written
-				r.coverage() // known from the header on; lost lines may revise it
-				if written > in {
-					r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf(
-						"the ring buffer kept %d of %d entries written: each CPU's oldest events were overwritten", in, written))
-				}
-				return nil
-			}
-		}
+	in, written, ncpu, ok := parseEntries(line)
+	if !ok {
+		return r.errf("entries header", parse.ErrBadField, "want # entries-in-buffer/entries-written: N/M   #P:CPUS, got %q", clip(line))
 	}
-	return r.errf("entries header", parse.ErrBadField, "want # entries-in-buffer/entries-written: N/M   #P:CPUS, got %q", clip(line))
+	if ncpu >= 0 {
+		r.meta.NCPU = ncpu
+	}
+	r.meta.EntriesInBuffer = in
+	r.meta.EntriesWritten = written
+	r.coverage() // known from the header on; lost lines may revise it
+	if written > in {
+		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf(
+			"the ring buffer kept %d of %d entries written: each CPU's oldest events were overwritten", in, written))
+	}
+	return nil
+}
+
+const entriesPrefix = "# entries-in-buffer/entries-written:"
+
+// parseEntries parses the entries line (its newline trimmed): the entries
+// in the buffer, those written, and the CPU count after "#P:", -1 when
+// the line has none.
+func parseEntries(line []byte) (in, written int64, ncpu int, ok bool) {
+	p := bytes.TrimLeft(line[len(entriesPrefix):], " ")
+	in, n, ok := parseUint(p, 1<<62)
+	if !ok || n >= len(p) || p[n] != '/' {
+		return 0, 0, 0, false
+	}
+	p = p[n+1:]
+	written, n, ok = parseUint(p, 1<<62)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	p = bytes.TrimLeft(p[n:], " ")
+	if len(p) == 0 {
+		return in, written, -1, true
+	}
+	if !bytes.HasPrefix(p, []byte("#P:")) {
+		return 0, 0, 0, false
+	}
+	c, n, ok := parseUint(p[3:], MaxCPU)
+	if !ok || n != len(p)-3 {
+		return 0, 0, 0, false
+	}
+	return in, written, int(c), true
 }
 
 // cpusLine parses trace-cmd's "cpus=2".

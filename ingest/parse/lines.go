@@ -51,6 +51,16 @@ func (r *LineReader) Init(in io.Reader, name string, maxLine int64, lenient bool
 	*r = LineReader{br: bufio.NewReaderSize(in, LineBufSize), name: name, max: maxLine, lenient: lenient, readErr: readErr}
 }
 
+// Head returns what the input's first read gave (a buffer's worth of a
+// file at most), without taking it: for a look at a header before the
+// lines are read. Call it before the first Next; it waits for no more
+// than that one read.
+func (r *LineReader) Head() []byte {
+	r.br.Peek(1)
+	b, _ := r.br.Peek(r.br.Buffered())
+	return b
+}
+
 // Pos returns the position of the line Next returned last (or failed to
 // read). It is the LineReader's own: valid until the following Next, not
 // to be changed.

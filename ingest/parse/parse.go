@@ -186,11 +186,21 @@ func (m *Meta) Skip(err error) {
 }
 
 // CPUDeclarer is a Reader whose input states how many CPUs the trace has
-// before its events (perf.data's HEADER_NRCPUS), so that a walk of the
+// before its events (perf.data's HEADER_NRCPUS, ftrace's "#P:N"), so that a walk of the
 // events can begin before the last of them (timeline.Builder.WalkAlong).
 // DeclaredCPUs returns 0 when the input states none.
 type CPUDeclarer interface {
 	DeclaredCPUs() int
+}
+
+// CoverageDeclarer is a Reader whose input states, before its events,
+// what it proves about events overwritten or lost (ftrace's entries
+// line): DeclaredCoverage returns the Meta.Coverage and CoverageNote the
+// read will end with unless records after it revise them, so that a walk
+// beside the read can begin from them; CoverageUnknown and "" when the
+// input states nothing.
+type CoverageDeclarer interface {
+	DeclaredCoverage() (timeline.Coverage, string)
 }
 
 // Batcher is a Reader that also hands out a run of events at once, for a
