@@ -5,9 +5,18 @@ import (
 	"io"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
+
+func init() {
+	// The library memoizes cell widths in a locked LRU cache. A table's
+	// cells are mostly distinct numbers, so the cache costs more than it
+	// saves: a quarter of a text table's time with it (a table of 5,000
+	// tasks: 155 -> 115 ms).
+	twwidth.SetCacheCapacity(0)
+}
 
 // Table is a header and rows of cells, rendered as plain text (for mail and
 // terminals: no borders, a dashed rule under the header, two spaces between
