@@ -96,6 +96,14 @@ func (r *recParser) event(h *header, ev *timeline.Event) (bool, error) {
 	if k, ok := schedKind(h.name); ok {
 		ev.Kind = k
 		if r.summary {
+			// The layout, as the full parse finds it in a well-formed
+			// record: the plugin's says trace-cmd report (Reader.commit).
+			switch k {
+			case timeline.KindSwitch:
+				r.plugin = !bytes.HasPrefix(p, kPrevComm)
+			case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
+				r.plugin = !bytes.HasPrefix(p, kComm)
+			}
 			return true, nil
 		}
 		var err error
