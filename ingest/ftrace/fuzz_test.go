@@ -65,6 +65,29 @@ func checkReader(t *testing.T, in []byte) {
 	full := readWith(t, in, 1, 0, false)
 	readertest.SameSummary(t, "fuzz", full, readSummary(t, in, 1))
 	readertest.SameSummary(t, "fuzz", full, readSummary(t, in, 2))
+	checkDeclared(t, in)
+}
+
+// checkDeclared: where one line of the input states the CPU count, a
+// count the Reader declares before its first record is the one its Meta
+// states once a strict read ends well.
+func checkDeclared(t *testing.T, in []byte) {
+	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "fuzz.txt", Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.DeclaredCPUs()
+	var ev timeline.Event
+	for {
+		if err := r.Next(&ev); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return
+		}
+	}
+	if once := bytes.Count(in, []byte("cpus="))+bytes.Count(in, []byte("#P:")) == 1; once && n > 0 && r.Meta().NCPU != n {
+		t.Fatalf("declared %d CPUs, the read's Meta states %d", n, r.Meta().NCPU)
+	}
 }
 
 func read(t *testing.T, in []byte, lenient bool) []timeline.Event {
