@@ -75,14 +75,14 @@ type AlongSinks struct {
 // WalkAlong asks b for a walk beside its Adds (see Along) of a trace whose
 // producer declares ncpu CPUs; with ncpu 0 (unknown) the walk takes the
 // CPUs the events name when every one of them has an event, and stops
-// short if another comes later. The walk
-// starts from the coverage set on b before (SetCoverage; unknown if none);
-// a different one at Finish is a figure that differs. When the walk
-// can start, start is called on the walk's goroutine with a Timeline that
-// has the trace's figures as known then (its End is not final) and no
-// events, and returns where the walk hands out what it walks. Call it
-// before the first Add, on a Builder that requires order (RequireOrder);
-// Finish the Along with the Builder's Timeline.
+// short if another comes later. The walk starts from the coverage set on
+// b before (SetCoverage; unknown if none); a different one at Finish is a
+// figure that differs. When the walk can start, start is called on the
+// walk's goroutine with a Timeline that has the trace's figures as known
+// then (its End is not final) and no events, and returns where the walk
+// hands out what it walks. Call it before the first Add, on a Builder
+// that requires order (RequireOrder); Finish the Along with the Builder's
+// Timeline.
 func (b *Builder) WalkAlong(ncpu int, start func(prov *Timeline) AlongSinks) *Along {
 	a := &Along{ncpu: ncpu, start: start, guess: ncpu <= 0}
 	if !b.ordered || b.sum != nil {

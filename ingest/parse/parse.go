@@ -186,9 +186,10 @@ func (m *Meta) Skip(err error) {
 }
 
 // CPUDeclarer is a Reader whose input states how many CPUs the trace has
-// before its events (perf.data's HEADER_NRCPUS, ftrace's "#P:N"), so that a walk of the
-// events can begin before the last of them (timeline.Builder.WalkAlong).
-// DeclaredCPUs returns 0 when the input states none.
+// before its events (perf.data's HEADER_NRCPUS, ftrace's "#P:N"), so that
+// a walk of the events can begin before the last of them
+// (timeline.Builder.WalkAlong). DeclaredCPUs returns 0 when the input
+// states none.
 type CPUDeclarer interface {
 	DeclaredCPUs() int
 }
