@@ -107,3 +107,26 @@ func TestWriteDocument(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWriteDocument: any JSON object as the body gives the document that
+// json.Indent makes of the header and body gathered compact.
+func FuzzWriteDocument(f *testing.F) {
+	for _, s := range []string{`{}`, `{"tasks":[{"comm":"a","runs":[1,2]}],"window":3}`,
+		`{"a\"b":{"c":[[],{}]},",\n  \"e":"x\n  \"y"}`, `{"warnings":null,"z":"<idle>"}`} {
+		f.Add([]byte(s))
+	}
+	h := Header{Command: "c", Version: "v", Trace: map[string]any{"p": 1}, Window: []int{1, 2}}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var body map[string]any
+		if json.Unmarshal(in, &body) != nil || body == nil {
+			return
+		}
+		var got bytes.Buffer
+		if err := WriteDocument(&got, h, body); err != nil {
+			t.Fatal(err)
+		}
+		if want := indentedDocument(t, h, body); got.String() != want {
+			t.Fatalf("got\n%s\nwant\n%s", got.String(), want)
+		}
+	})
+}
