@@ -95,15 +95,17 @@ type Stream struct {
 	// unknown), to pre-size the Builder's columns.
 	events int
 	dec    *decompressErr
-	// read counts the input's bytes for Options.Progress (nil without
-	// it); total is the input's size, 0 if unknown.
+	// read counts the input's bytes (nil when neither Options.Progress
+	// nor the input's size asks for it); total is the input's size, 0 if
+	// unknown.
 	read  *countingReader
 	total int64
 }
 
-// BytesRead returns how many bytes of the input the stream has read (0 unless
-// it was opened with Options.Progress) and the input's size (0 if unknown),
-// for a caller that streams the events itself.
+// BytesRead returns how many bytes of the input the stream has read (0
+// when it counts none: neither Options.Progress nor the input's size asked
+// for it) and the input's size (0 if unknown), for a caller that streams
+// the events itself.
 func (s *Stream) BytesRead() (read, total int64) {
 	if s.read == nil {
 		return 0, s.total
@@ -205,7 +207,8 @@ func Open(path string, opts parse.Options) (*Stream, error) {
 func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 	s := &Stream{total: max(sizeOf(r), 0)}
 	var src io.Reader = r
-	if opts.Progress != nil {
+	if opts.Progress != nil || s.total > 0 {
+		// for the progress, and for the Builder's size (feed)
 		s.read = &countingReader{r: r}
 		src = s.read
 	}
@@ -249,7 +252,10 @@ func NewStream(r io.Reader, opts parse.Options) (*Stream, error) {
 				// reading before the decompressors and the file close.
 				s.closers = append(s.closers, c)
 			}
-			if size := sizeOf(r); size > 0 && f.eventBytes > 0 && s.Compression == "" {
+			if size := sizeOf(r); size > 0 && f.eventBytes > 0 {
+				if s.Compression != "" {
+					size = contentSize(r, s.Compression, size)
+				}
 				s.events = int(min(size/f.eventBytes, maxEventHint))
 			}
 			// A binary reader that knows its data's size (perf.data) estimates.
@@ -430,7 +436,7 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 	} else {
 		b.Grow(int(limit))
 	}
-	if err := feed(s, path, limit, why, progress, b.AddEvent, b.Err); err != nil {
+	if err := feed(s, path, limit, why, progress, b.AddEvent, b.Err, b); err != nil {
 		return nil, err
 	}
 	meta := finishMeta(s, b)
@@ -448,7 +454,7 @@ func load(s *Stream, path string, maxEvents int64, progress func(read, total int
 // feed hands every event of s to add, in the reader's order, up to limit
 // (0: none; why says where the limit comes from), reporting progress; it
 // stops with failed's error once that is not nil (failed may be nil).
-func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(*timeline.Event), failed func() error) error {
+func feed(s *Stream, path string, limit int64, why string, progress func(read, total int64, events int), add func(*timeline.Event), failed func() error, cols *timeline.Builder) error {
 	var own timeline.Event
 	next := func() (*timeline.Event, error) { return &own, s.Next(&own) }
 	if prefetchFormats[s.Meta().Format] {
@@ -477,6 +483,9 @@ func feed(s *Stream, path string, limit int64, why string, progress func(read, t
 		add(ev)
 		n++
 		if n&(1<<16-1) == 0 {
+			if cols != nil {
+				size(s, cols, n)
+			}
 			if progress != nil {
 				progress(s.read.n.Load(), s.total, n)
 			}

@@ -68,7 +68,7 @@ func summarize(path string, opts parse.Options) (*Loaded, error) {
 	}
 	b := timeline.NewSummaryBuilder(s.Strings(), 0)
 	limit, why := streamLimit(opts.MaxEvents)
-	if err := feed(s, path, limit, why, opts.Progress, b.AddEvent, nil); err != nil {
+	if err := feed(s, path, limit, why, opts.Progress, b.AddEvent, nil, nil); err != nil {
 		return nil, err
 	}
 	meta := finishMeta(s, b)
@@ -109,7 +109,7 @@ func StreamWalk(ld *Loaded, opts parse.Options, emit func(*timeline.Span), onChu
 		return timeline.WalkStats{}, err
 	}
 	limit, why := streamLimit(opts.MaxEvents)
-	if err := feed(s, ld.Path, limit, why, opts.Progress, w.AddEvent, nil); err != nil {
+	if err := feed(s, ld.Path, limit, why, opts.Progress, w.AddEvent, nil, nil); err != nil {
 		return timeline.WalkStats{}, err
 	}
 	ws, err := w.Finish()
@@ -162,7 +162,8 @@ func worthStreaming(size int64, compressed bool, per, halfMem int64) bool {
 // fileSize returns the size of the regular file at path, whether it
 // starts with a gzip or zstd magic number, and whether it is an
 // uncompressed trace.dat; false when it is not a regular file that can be
-// read.
+// read. A compressed file that states its content size (contentSize) is
+// taken at that size, as not compressed.
 func fileSize(path string) (size int64, compressed, dat, ok bool) {
 	if path == "-" {
 		return 0, false, false, false
@@ -178,5 +179,19 @@ func fileSize(path string) (size int64, compressed, dat, ok bool) {
 	}
 	var magic [len(tracedat.Magic)]byte
 	n, _ := io.ReadFull(f, magic[:])
-	return fi.Size(), compressionOf(magic[:n]) != "", tracedat.Sniff(magic[:n]), true
+	kind := compressionOf(magic[:n])
+	if c := contentSize(f, kind, fi.Size()); c > 0 {
+		// the size it states, not a typical ratio; trace.dat by its
+		// decompressed first bytes
+		in, closers, err := decompressor(io.NewSectionReader(f, 0, fi.Size()))
+		if err != nil {
+			return fi.Size(), true, false, true
+		}
+		n, _ = io.ReadFull(in, magic[:])
+		for _, c := range closers {
+			c.Close()
+		}
+		return c, false, tracedat.Sniff(magic[:n]), true
+	}
+	return fi.Size(), kind != "", tracedat.Sniff(magic[:n]), true
 }

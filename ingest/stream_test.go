@@ -38,9 +38,19 @@ func TestWorthStreaming(t *testing.T) {
 	if WorthStreaming("-") || WorthStreaming("/nonexistent") || WorthStreaming("/dev/null") {
 		t.Error("standard input, a missing file or a device is worth streaming")
 	}
-	// A trace.dat is told from its magic number.
-	if _, _, dat, ok := fileSize("../fixtures/real/ftrace-oracle-busy/trace.dat.zst"); !ok || dat {
-		t.Error("a compressed trace.dat taken for a plain one")
+	// A compressed file that states its content size is taken at it, a
+	// trace.dat told from its decompressed magic number.
+	for _, c := range []struct {
+		path    string
+		content int64 // zstd -lv's "Decompressed Size"
+		dat     bool
+	}{
+		{"../fixtures/real/ftrace-oracle-busy/trace.dat.zst", 2005408, true},
+		{"../fixtures/real/qemu-smt8-hackbench/trace.txt.zst", 6387370, false},
+	} {
+		if size, compressed, dat, ok := fileSize(c.path); !ok || compressed || size != c.content || dat != c.dat {
+			t.Errorf("%s: size %d, compressed %v, trace.dat %v; want %d, false, %v", c.path, size, compressed, dat, c.content, c.dat)
+		}
 	}
 	path := t.TempDir() + "/t.dat"
 	if err := os.WriteFile(path, []byte(tracedat.Magic+"rest"), 0o644); err != nil {

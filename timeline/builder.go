@@ -119,6 +119,9 @@ func (b *Builder) Grow(n int) {
 	}
 }
 
+// Room returns how many more events the columns hold before they grow.
+func (b *Builder) Room() int { return cap(b.times) - len(b.times) }
+
 // grow gives *col room for n more elements. It allocates with make, not
 // slices.Grow: append's growth clears the new capacity, which makes every
 // page of it resident, while a fresh large allocation's pages stay
