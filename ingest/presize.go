@@ -19,7 +19,7 @@ import (
 // contentSize returns the size r decompresses to, as kind ("gzip",
 // "zstd") states it where r is a file read at offsets: a zstd frame
 // header's content size, a gzip trailer's ISIZE (the size modulo 2^32 of
-// the last member: taken only when it is not below the compressed size).
+// the last member: taken only where it is plausible).
 // 0 when it states none. A file of several zstd frames or gzip members
 // states less than its whole: size then sizes the columns as they fill.
 func contentSize(r io.Reader, kind string, compressed int64) int64 {
@@ -41,7 +41,10 @@ func contentSize(r io.Reader, kind string, compressed int64) int64 {
 		if n, _ := ra.ReadAt(b[:], compressed-4); n != 4 {
 			return 0
 		}
-		if isize := int64(binary.LittleEndian.Uint32(b[:])); isize >= compressed {
+		// not below the compressed size, nor above what deflate can
+		// expand it to (at most about 1032 to 1, RFC 1951's longest
+		// match in a few bits)
+		if isize := int64(binary.LittleEndian.Uint32(b[:])); isize >= compressed && isize <= 1032*compressed {
 			return isize
 		}
 	}
