@@ -367,20 +367,14 @@ func (b *Builder) Finish() (*Timeline, error) {
 		pids, opids, ocomms, tgids = b.tasks, b.others, b.ocomms, b.tgids
 		starts = b.starts
 	} else {
+		// The arrival columns are put in merged order in place: the load
+		// holds its columns once, not twice, at its end.
 		perm := b.merge(ncpu)
-		tl.Times = permute(b.times, perm)
-		tl.CPUs = permute(b.cpus, perm)
-		tl.Kinds = permute(b.kinds, perm)
-		tl.Ctxs = permute(b.ctxs, perm)
-		tl.States = permute(b.states, perm)
-		tl.Prios = permute(b.prios, perm)
-		tl.Comms = permute(b.comms, perm)
-		tl.Args = permute(b.args, perm)
-		tl.Args2 = permute(b.args2, perm)
-		pids = permute(b.tasks, perm)
-		opids = permute(b.others, perm)
-		ocomms = permute(b.ocomms, perm)
-		tgids = permute(b.tgids, perm)
+		b.permute(perm)
+		tl.Times, tl.CPUs, tl.Kinds = slices.Clip(b.times), slices.Clip(b.cpus), slices.Clip(b.kinds)
+		tl.Ctxs, tl.States, tl.Prios = slices.Clip(b.ctxs), slices.Clip(b.states), slices.Clip(b.prios)
+		tl.Comms, tl.Args, tl.Args2 = slices.Clip(b.comms), slices.Clip(b.args), slices.Clip(b.args2)
+		pids, opids, ocomms, tgids = b.tasks, b.others, b.ocomms, b.tgids
 		starts = make(map[int]Time, len(b.starts))
 		for newi, oldi := range perm {
 			if s, ok := b.starts[int(oldi)]; ok {
@@ -488,12 +482,33 @@ func (b *Builder) merge(ncpu int) []int32 {
 	return perm
 }
 
-func permute[T any](col []T, perm []int32) []T {
-	out := make([]T, len(perm))
-	for i, p := range perm {
-		out[i] = col[p]
+// permute puts the arrival columns in the order perm gives (event i
+// becomes the one that arrived perm[i]-th) in place: it follows the
+// permutation's cycles once, moving every column's element at each step,
+// with a bit an event to mark those placed.
+func (b *Builder) permute(perm []int32) {
+	seen := make([]uint64, (len(perm)+63)/64)
+	for i := range perm {
+		if seen[i>>6]&(1<<(i&63)) != 0 {
+			continue
+		}
+		t, c, k, x, st, p := b.times[i], b.cpus[i], b.kinds[i], b.ctxs[i], b.states[i], b.prios[i]
+		tk, o, cm, oc, a, a2, g := b.tasks[i], b.others[i], b.comms[i], b.ocomms[i], b.args[i], b.args2[i], b.tgids[i]
+		j := i
+		for {
+			seen[j>>6] |= 1 << (j & 63)
+			n := int(perm[j])
+			if n == i {
+				break
+			}
+			b.times[j], b.cpus[j], b.kinds[j], b.ctxs[j], b.states[j], b.prios[j] = b.times[n], b.cpus[n], b.kinds[n], b.ctxs[n], b.states[n], b.prios[n]
+			b.tasks[j], b.others[j], b.comms[j], b.ocomms[j] = b.tasks[n], b.others[n], b.comms[n], b.ocomms[n]
+			b.args[j], b.args2[j], b.tgids[j] = b.args[n], b.args2[n], b.tgids[n]
+			j = n
+		}
+		b.times[j], b.cpus[j], b.kinds[j], b.ctxs[j], b.states[j], b.prios[j] = t, c, k, x, st, p
+		b.tasks[j], b.others[j], b.comms[j], b.ocomms[j], b.args[j], b.args2[j], b.tgids[j] = tk, o, cm, oc, a, a2, g
 	}
-	return out
 }
 
 // resolver maps pids to task instances while walking the merged events.
