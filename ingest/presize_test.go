@@ -143,6 +143,13 @@ func TestContentSize(t *testing.T) {
 		if got := contentSize(struct{ io.Reader }{bytes.NewReader(raw)}, kind, int64(len(raw))); got != 0 {
 			t.Errorf("%s: a stream states %d, want none", f, got)
 		}
+		// A gzip file cut short ends in compressed bytes, not a trailer.
+		if kind == "gzip" {
+			cut := raw[:len(raw)/2]
+			if got := contentSize(bytes.NewReader(cut), kind, int64(len(cut))); got > 64*int64(len(cut)) {
+				t.Errorf("%s cut short: content size %d, more than 64 times its %d bytes", f, got, len(cut))
+			}
+		}
 		// The same text compressed as a stream of unknown length.
 		var z bytes.Buffer
 		enc, _ := zstd.NewWriter(&z)
