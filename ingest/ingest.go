@@ -484,7 +484,7 @@ func feed(s *Stream, path string, limit int64, why string, progress func(read, t
 		n++
 		if n&(1<<16-1) == 0 {
 			if cols != nil {
-				size(s, cols, n)
+				sizeFromRate(s, cols, n, limit)
 			}
 			if progress != nil {
 				progress(s.read.n.Load(), s.total, n)

@@ -12,16 +12,18 @@ import (
 // The Builder's columns are sized ahead from what the input states of its
 // size where it can (a text file's bytes, a compressed file's content
 // size, a binary reader's EventEstimate), and otherwise, or when that was
-// low, from the rate of the events read so far (size). Room beyond the
-// events costs no memory (timeline.Builder.Grow); columns grown by
-// append's steps cost copies, and the memory of the copies left behind.
+// low, from the rate of the events read so far (sizeFromRate). Room
+// beyond the events costs no memory (timeline.Builder.Grow); columns
+// grown by append's steps cost copies, and the memory of the copies left
+// behind.
 
 // contentSize returns the size r decompresses to, as kind ("gzip",
 // "zstd") states it where r is a file read at offsets: a zstd frame
 // header's content size, a gzip trailer's ISIZE (the size modulo 2^32 of
 // the last member: taken only where it is plausible).
 // 0 when it states none. A file of several zstd frames or gzip members
-// states less than its whole: size then sizes the columns as they fill.
+// states less than its whole: sizeFromRate then sizes the columns as
+// they fill.
 func contentSize(r io.Reader, kind string, compressed int64) int64 {
 	ra, ok := r.(io.ReaderAt)
 	if !ok || compressed <= 0 {
@@ -52,15 +54,16 @@ func contentSize(r io.Reader, kind string, compressed int64) int64 {
 	return 0
 }
 
-// size gives cols, which holds n events, room for the events the rest of
-// s holds at the rate of those so far (its bytes read against its size),
-// and a quarter more, when its columns are about to fill: an input whose
-// events were not estimated ahead (Perfetto, a compressed stream that
-// states no content size), or were underestimated, grows its columns
+// sizeFromRate gives cols, which holds n events, room for the events the
+// rest of s holds at the rate of those so far (its bytes read against its
+// size), and a quarter more, when its columns are about to fill: an input
+// whose events were not estimated ahead (Perfetto, a compressed stream
+// that states no content size), or were underestimated, grows its columns
 // once or twice rather than by append's steps. The bytes read run ahead
 // of the events (the buffers of the reader and of a decompressor), so an
-// estimate is low rather than high.
-func size(s *Stream, cols *timeline.Builder, n int) {
+// estimate is low rather than high. limit is the events the read may hold
+// (0: no limit).
+func sizeFromRate(s *Stream, cols *timeline.Builder, n int, limit int64) {
 	if s.total <= 0 || s.read == nil || cols.Room() >= 1<<16 {
 		return
 	}
@@ -69,7 +72,11 @@ func size(s *Stream, cols *timeline.Builder, n int) {
 		return
 	}
 	est := min(int64(float64(n)*float64(s.total)/float64(read)), maxEventHint)
-	if want := int(est+est/4) - n; want > 1<<16 {
+	est += est / 4
+	if limit > 0 {
+		est = min(est, limit) // the read stops there (--max-events)
+	}
+	if want := int(est) - n; want > 1<<16 {
 		cols.Grow(want)
 	}
 }

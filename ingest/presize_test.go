@@ -211,18 +211,24 @@ func TestSizeFromRate(t *testing.T) {
 	b := timeline.NewBuilder(nil, 0)
 	s := &Stream{total: 1000, read: &countingReader{}}
 	s.read.n.Store(100)
-	size(s, b, 1<<16) // 65,536 events from a tenth of the input
+	sizeFromRate(s, b, 1<<16, 0) // 65,536 events from a tenth of the input
 	if got, want := b.Room(), 655360*5/4-1<<16; got < want {
 		t.Errorf("room %d after the first tenth of 65,536 events, want at least %d", got, want)
 	}
 	room := b.Room()
-	size(s, b, 1<<16)
+	sizeFromRate(s, b, 1<<16, 0)
 	if b.Room() != room {
 		t.Errorf("room %d with room left, want it unchanged (%d)", b.Room(), room)
 	}
+	// no further than the read may go
+	b = timeline.NewBuilder(nil, 0)
+	sizeFromRate(s, b, 1<<16, 200000)
+	if got, want := b.Room(), 200000-1<<16; got < want || got > want+1<<10 {
+		t.Errorf("room %d under a limit of 200,000 events, want %d", got, want)
+	}
 	for _, s := range []*Stream{{total: 0, read: &countingReader{}}, {total: 1000}} {
 		b := timeline.NewBuilder(nil, 0)
-		size(s, b, 1<<16)
+		sizeFromRate(s, b, 1<<16, 0)
 		if b.Room() != 0 {
 			t.Errorf("total %d, counted %v: room %d, want none", s.total, s.read != nil, b.Room())
 		}
