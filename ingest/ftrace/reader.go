@@ -142,8 +142,8 @@ func (r *Reader) declareHeader(head []byte) {
 			return
 		case line[0] == '#':
 		case bytes.HasPrefix(line, []byte("cpus=")):
-			if n, k, ok := parseUint(line[len("cpus="):], MaxCPU); ok && k == len(line)-len("cpus=") {
-				r.declared = int(n)
+			if n, ok := parseCPUs(line); ok {
+				r.declared = n
 				r.declaredCov, r.declaredWhy = coverageOf(-1, -1, 0, "", 0, FormatTraceCmd)
 			}
 			return
@@ -439,14 +439,20 @@ func parseEntries(line []byte) (in, written int64, ncpu int, ok bool) {
 
 // cpusLine parses trace-cmd's "cpus=2".
 func (r *Reader) cpusLine(line []byte) error {
-	p := line[len("cpus="):]
-	n, k, ok := parseUint(p, MaxCPU)
-	if !ok || k != len(p) {
+	n, ok := parseCPUs(line)
+	if !ok {
 		return r.errf("cpus header", parse.ErrBadField, "want cpus=N, got %q", clip(line))
 	}
-	r.meta.NCPU = int(n)
+	r.meta.NCPU = n
 	r.meta.Format = FormatTraceCmd
 	return nil
+}
+
+// parseCPUs parses trace-cmd's "cpus=N" line.
+func parseCPUs(line []byte) (int, bool) {
+	p := line[len("cpus="):]
+	n, k, ok := parseUint(p, MaxCPU)
+	return int(n), ok && k == len(p)
 }
 
 // cpuLine parses the lines starting with "CPU": the kernel's
