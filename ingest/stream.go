@@ -188,8 +188,8 @@ func fileSize(path string) (size int64, compressed, dat, ok bool) {
 			return fi.Size(), true, false, true
 		}
 		n, _ = io.ReadFull(in, magic[:])
-		for _, c := range closers {
-			c.Close()
+		for _, cl := range closers {
+			cl.Close()
 		}
 		return c, false, tracedat.Sniff(magic[:n]), true
 	}
