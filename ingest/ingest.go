@@ -395,9 +395,10 @@ type walkAlong struct {
 }
 
 // LoadWalking is Load for a caller that walks the Timeline once: where the
-// trace's events come in time order and its reader declares its CPUs
-// (perf.data), it also walks them while they load, on a goroutine of its
-// own (timeline.Builder.WalkAlong), and hands what it walks to the sinks
+// trace's events come in time order (text, perf.data, trace.dat), it also
+// walks them while they load, on a goroutine of its own
+// (timeline.Builder.WalkAlong: from the CPUs and coverage the reader
+// declares, or the CPUs the events name), and hands what it walks to the sinks
 // start returns. walked says whether that walk ran to its end, with the
 // stats it returns; when it did not (start may have been called), the
 // caller drops what the sinks got and walks the Timeline itself. Without
