@@ -35,18 +35,6 @@ type lineRes struct {
 	ev      timeline.Event
 }
 
-// commRef is a text whose interning a worker deferred: the Reader interns
-// the refs in their order, which is the order one parser would have
-// interned them in, so the ids come out the same.
-type commRef struct {
-	b   []byte
-	raw bool // a marker text: interned as is, not through the comm cache
-}
-
-// deferredID marks a CommID (or a marker's Arg) that stands for the ref of
-// that index, until Reader.resolve replaces it.
-const deferredID = 1 << 31
-
 // recParser parses one line into a lineRes. It keeps nothing from one line
 // to the next but its comm cache, so several of them can parse the lines
 // of one input at once. A parser with no comm cache defers interning: it
@@ -55,7 +43,7 @@ type recParser struct {
 	name   string
 	strs   *timeline.Strings
 	comms  *[1 << commCacheBits]commSlot // nil: defer interning to refs
-	refs   []commRef
+	refs   []parse.TextRef
 	pos    parse.LinePos // of the line being parsed
 	hdr    header
 	plugin bool // set by the event parsers for a trace-cmd plugin layout
@@ -171,8 +159,8 @@ func (r *recParser) intern(comm []byte) timeline.CommID {
 		return timeline.NoComm
 	}
 	if r.comms == nil {
-		r.refs = append(r.refs, commRef{b: comm})
-		return deferredID | timeline.CommID(len(r.refs)-1)
+		r.refs = append(r.refs, parse.TextRef{B: comm})
+		return parse.DeferredID | timeline.CommID(len(r.refs)-1)
 	}
 	return r.cached(comm)
 }
@@ -197,8 +185,8 @@ func (r *recParser) cached(comm []byte) timeline.CommID {
 // repeat), or a placeholder when the parser defers interning.
 func (r *recParser) internText(text []byte) int64 {
 	if r.comms == nil {
-		r.refs = append(r.refs, commRef{b: text, raw: true})
-		return deferredID | int64(len(r.refs)-1)
+		r.refs = append(r.refs, parse.TextRef{B: text, Raw: true})
+		return parse.DeferredID | int64(len(r.refs)-1)
 	}
 	return int64(r.strs.ID(text))
 }
@@ -206,7 +194,7 @@ func (r *recParser) internText(text []byte) int64 {
 // deferred is what a block keeps of the comms its worker deferred: their
 // texts, in order, and the ids the Reader gave those of one line.
 type deferred struct {
-	refs []commRef
+	refs []parse.TextRef
 	ids  []timeline.CommID
 }
 
@@ -219,22 +207,22 @@ func (r *Reader) resolve(res *lineRes, d *deferred) {
 	}
 	ids := d.ids[:0]
 	for _, ref := range d.refs[lo:hi] {
-		if ref.raw {
-			ids = append(ids, r.strs.ID(ref.b))
+		if ref.Raw {
+			ids = append(ids, r.strs.ID(ref.B))
 		} else {
-			ids = append(ids, r.cached(ref.b))
+			ids = append(ids, r.cached(ref.B))
 		}
 	}
 	d.ids = ids
 	ev := &res.ev
-	if ev.Comm&deferredID != 0 {
-		ev.Comm = ids[int32(ev.Comm&^deferredID)-lo]
+	if ev.Comm&parse.DeferredID != 0 {
+		ev.Comm = ids[int32(ev.Comm&^parse.DeferredID)-lo]
 	}
-	if ev.OComm&deferredID != 0 {
-		ev.OComm = ids[int32(ev.OComm&^deferredID)-lo]
+	if ev.OComm&parse.DeferredID != 0 {
+		ev.OComm = ids[int32(ev.OComm&^parse.DeferredID)-lo]
 	}
-	if ev.Kind == timeline.KindMarker && ev.Arg&deferredID != 0 {
-		ev.Arg = int64(ids[int32(ev.Arg&^deferredID)-lo])
+	if ev.Kind == timeline.KindMarker && ev.Arg&parse.DeferredID != 0 {
+		ev.Arg = int64(ids[int32(ev.Arg&^parse.DeferredID)-lo])
 	}
 }
 

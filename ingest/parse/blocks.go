@@ -19,6 +19,23 @@ import (
 //
 // so the reader applies them exactly as it applies its own serial parse.
 // Memory is bounded by the blocks in flight, which are reused.
+//
+// A binary format's records (Perfetto's packets) go the same way: the
+// format's cut function takes the producer's place of the LineReader and
+// adds whole records to each block with their input offsets (StartUnits,
+// Block.Add, Block.Units).
+
+// TextRef is a comm or other text whose interning a worker deferred: the
+// reader interns a block's refs in their order, which is the order one
+// parser would have interned them in, so every id comes out the same.
+type TextRef struct {
+	B   []byte
+	Raw bool // a marker's text: interned as is, not through a comm cache
+}
+
+// DeferredID marks a CommID (or a marker's Arg) that stands for the TextRef
+// of that index, until the reader puts the text's id in its place.
+const DeferredID = 1 << 31
 
 // ErrClosed is what Blocks.Next returns after Close.
 var ErrClosed = errors.New("reader closed")
@@ -40,6 +57,9 @@ type Block[R, X any] struct {
 
 	data  []byte  // the lines, each with its newline (the input's last may have none)
 	ends  []int32 // where each line ends in data
+	offs  []int64 // StartUnits: where each unit begins in the input
+	max   int     // StartUnits: the most units it holds
+	bytes int     // StartUnits: the bytes after which it is full
 	first LinePos // position of the first line
 	long  bool    // one line longer than the limit: no data, first says so
 	err   error   // an input error after the lines
@@ -77,13 +97,44 @@ func (b *Block[R, X]) Lines() iter.Seq2[[]byte, LinePos] {
 // block.
 func (b *Block[R, X]) Each(parse func(line []byte, pos LinePos, res *R)) {
 	for line, pos := range b.Lines() {
-		if n := len(b.Res); n < cap(b.Res) {
-			b.Res = b.Res[:n+1]
-		} else {
-			var zero R
-			b.Res = append(b.Res, zero)
+		parse(line, pos, b.NewRes())
+	}
+}
+
+// NewRes adds an R to b.Res and returns it: it may hold a result of an
+// earlier use of the block, whose slices a parse function can reuse.
+func (b *Block[R, X]) NewRes() *R {
+	if n := len(b.Res); n < cap(b.Res) {
+		b.Res = b.Res[:n+1]
+	} else {
+		var zero R
+		b.Res = append(b.Res, zero)
+	}
+	return &b.Res[len(b.Res)-1]
+}
+
+// Add appends unit, a record that begins at input offset off, to b (a cut
+// function of StartUnits).
+func (b *Block[R, X]) Add(unit []byte, off int64) {
+	b.data = append(b.data, unit...)
+	b.ends = append(b.ends, int32(len(b.data)))
+	b.offs = append(b.offs, off)
+}
+
+// Full reports whether b holds as much as a block should: a cut function
+// adds units until it is.
+func (b *Block[R, X]) Full() bool { return len(b.data) >= b.bytes || len(b.ends) >= b.max }
+
+// Units yields the units a cut function added to b, with their offsets.
+func (b *Block[R, X]) Units() iter.Seq2[[]byte, int64] {
+	return func(yield func([]byte, int64) bool) {
+		start := int32(0)
+		for i, end := range b.ends {
+			if !yield(b.data[start:end], b.offs[i]) {
+				return
+			}
+			start = end
 		}
-		parse(line, pos, &b.Res[len(b.Res)-1])
 	}
 }
 
@@ -99,6 +150,7 @@ type Blocks[R, X any] struct {
 	exited  chan struct{} // closed when the producer returned
 
 	lines int // most lines per block
+	bytes int // StartUnits: the bytes after which a block is full
 
 	cur *Block[R, X] // the block Next hands out
 	ci  int          // next result of cur
@@ -115,15 +167,7 @@ func StartBlocks[R, X any](lr *LineReader, workers, lines int, newParser func() 
 	if lines <= 0 {
 		lines = BlockLines
 	}
-	inFlight := workers + 1
-	p := &Blocks[R, X]{
-		ordered: make(chan *Block[R, X], inFlight),
-		work:    make(chan *Block[R, X], inFlight),
-		free:    make(chan *Block[R, X], inFlight+3),
-		stop:    make(chan struct{}),
-		exited:  make(chan struct{}),
-		lines:   lines,
-	}
+	p := newBlocks[R, X](workers, lines)
 	go p.produce(lr)
 	for range workers {
 		go p.parse(newParser())
@@ -131,21 +175,60 @@ func StartBlocks[R, X any](lr *LineReader, workers, lines int, newParser func() 
 	return p
 }
 
+// StartUnits is StartBlocks for an input of records other than lines, in
+// blocks of at most units records (0: BlockLines), full after size bytes
+// (0: 256 KiB; a record may end past it). cut fills the block it
+// is given with whole records (Block.Add) until the block is Full, and
+// returns nil; or until the input ends, and returns
+// io.EOF; or until the input fails, and returns that error, which Next
+// returns after the records before it. Only the producer goroutine calls
+// cut. newParser's functions go through the block's Units.
+func StartUnits[R, X any](cut func(b *Block[R, X]) error, workers, units, size int, newParser func() func(b *Block[R, X])) *Blocks[R, X] {
+	if units <= 0 {
+		units = BlockLines
+	}
+	p := newBlocks[R, X](workers, units)
+	if size > 0 {
+		p.bytes = size
+	}
+	go p.produceUnits(cut)
+	for range workers {
+		go p.parse(newParser())
+	}
+	return p
+}
+
+func newBlocks[R, X any](workers, lines int) *Blocks[R, X] {
+	inFlight := workers + 1
+	return &Blocks[R, X]{
+		ordered: make(chan *Block[R, X], inFlight),
+		work:    make(chan *Block[R, X], inFlight),
+		free:    make(chan *Block[R, X], inFlight+3),
+		stop:    make(chan struct{}),
+		exited:  make(chan struct{}),
+		lines:   lines,
+		bytes:   blockBytes,
+	}
+}
+
 func (p *Blocks[R, X]) newBlock() *Block[R, X] {
 	select {
 	case b := <-p.free:
-		b.data, b.ends, b.Res = b.data[:0], b.ends[:0], b.Res[:0]
+		b.data, b.ends, b.offs, b.Res = b.data[:0], b.ends[:0], b.offs[:0], b.Res[:0]
 		b.long, b.err, b.eof = false, nil, false
+		b.max, b.bytes = p.lines, p.bytes
 		return b
 	default:
 		// done holds one token: a worker puts it there when the block is
 		// parsed, Next takes it, and the block can be reused.
 		n := min(p.lines, blockBytes/64)
 		return &Block[R, X]{
-			Res:  make([]R, 0, n),
-			data: make([]byte, 0, blockBytes+LineBufSize),
-			ends: make([]int32, 0, n),
-			done: make(chan struct{}, 1),
+			max:   p.lines,
+			bytes: p.bytes,
+			Res:   make([]R, 0, n),
+			data:  make([]byte, 0, p.bytes+LineBufSize),
+			ends:  make([]int32, 0, n),
+			done:  make(chan struct{}, 1),
 		}
 	}
 }
@@ -206,6 +289,33 @@ func (p *Blocks[R, X]) produce(lr *LineReader) {
 		}
 		if long != nil && !p.send(long) {
 			return
+		}
+		if b.eof || b.err != nil {
+			return
+		}
+	}
+}
+
+// produceUnits is produce for StartUnits: cut fills the blocks.
+func (p *Blocks[R, X]) produceUnits(cut func(b *Block[R, X]) error) {
+	defer close(p.exited)
+	defer close(p.ordered)
+	defer close(p.work)
+	for {
+		b := p.newBlock()
+		switch err := cut(b); err {
+		case nil:
+		case io.EOF:
+			b.eof = true
+		default:
+			b.err = err
+		}
+		if len(b.ends) > 0 || b.eof || b.err != nil {
+			if !p.send(b) {
+				return
+			}
+		} else {
+			p.recycle(b)
 		}
 		if b.eof || b.err != nil {
 			return
