@@ -110,30 +110,43 @@ func BenchmarkWriter(b *testing.B) {
 }
 
 // TestSteadyStateAllocs checks that decoding allocates nothing per event
-// once the buffers have grown and the comms are interned.
+// once the buffers have grown and the comms are interned: read in the
+// goroutine that calls Next, and in parallel (whose blocks and per-packet
+// buffers grow over the first blocks, so it reads a longer trace).
 func TestSteadyStateAllocs(t *testing.T) {
-	for _, p := range []string{"../../fixtures/real/perfetto-tracebox-hackbench-compact/trace.pftrace.zst", twinDir + "trace.pftrace.zst"} {
-		data := readFixture(t, p)
-		strs := timeline.NewStrings()
-		evs, _ := mustDecode(t, data, parse.Options{Strings: strs})
-		r, _ := NewReader(bytes.NewReader(data), parse.Options{Strings: strs})
-		var ev timeline.Event
-		// Warm up on the first half, then measure the second.
-		for i := 0; i < len(evs)/2; i++ {
-			if err := r.Next(&ev); err != nil {
-				t.Fatal(err)
-			}
+	for _, p := range []string{"../../fixtures/real/perfetto-tracebox-hackbench-compact/trace.pftrace.zst", twinDir + "trace.pftrace.zst", "long"} {
+		var data []byte
+		if p == "long" {
+			data = longCompact(t)
+		} else {
+			data = readFixture(t, p)
 		}
-		n := len(evs)/4 - 1000 // AllocsPerRun runs f twice (once to warm up)
-		allocs := testing.AllocsPerRun(1, func() {
-			for i := 0; i < n; i++ {
+		for _, workers := range []int{1, 2} {
+			if p != "long" && workers > 1 {
+				continue
+			}
+			strs := timeline.NewStrings()
+			evs, _ := mustDecode(t, data, parse.Options{Strings: strs})
+			r, _ := NewReader(bytes.NewReader(data), parse.Options{Strings: strs, Workers: workers})
+			var ev timeline.Event
+			// Warm up on the first half, then measure the second.
+			for i := 0; i < len(evs)/2; i++ {
 				if err := r.Next(&ev); err != nil {
 					t.Fatal(err)
 				}
 			}
-		})
-		if perEvent := allocs / float64(n); perEvent > 0.001 {
-			t.Errorf("%s: %.0f allocations for %d events (%.4f per event), want ~0", p, allocs, n, perEvent)
+			n := len(evs)/4 - 1000 // AllocsPerRun runs f twice (once to warm up)
+			allocs := testing.AllocsPerRun(1, func() {
+				for i := 0; i < n; i++ {
+					if err := r.Next(&ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			if perEvent := allocs / float64(n); perEvent > 0.001 {
+				t.Errorf("%s, %d workers: %.0f allocations for %d events (%.4f per event), want ~0", p, workers, allocs, n, perEvent)
+			}
+			r.Close()
 		}
 	}
 }
@@ -143,6 +156,12 @@ func TestSteadyStateAllocs(t *testing.T) {
 // multi-GB recording: the tracebox recording's events written 20 times in a
 // row, each copy shifted past the previous one, through the Writer.
 func BenchmarkCompactSchedLong(b *testing.B) {
+	benchDecodeBytes(b, longCompact(b))
+}
+
+// longCompact returns the tracebox compact_sched recording's events
+// written 20 times in a row, each copy shifted past the previous one.
+func longCompact(b testing.TB) []byte {
 	data := readFixture(b, "../../fixtures/real/perfetto-tracebox-hackbench-compact/trace.pftrace.zst")
 	evs, rd, err := decodeAll(data, parse.Options{})
 	if err != nil {
@@ -171,7 +190,7 @@ func BenchmarkCompactSchedLong(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	benchDecodeBytes(b, buf.Bytes())
+	return buf.Bytes()
 }
 
 func benchDecodeBytes(b *testing.B, data []byte) {

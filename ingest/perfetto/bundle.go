@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/schedlens/schedlens/ingest/parse"
 	"github.com/schedlens/schedlens/timeline"
 )
 
@@ -27,30 +28,97 @@ func (s *bundleScratch) reset() {
 	s.wkTS, s.wkPid, s.wkCPU, s.wkPrio, s.wkComm, s.wkFlags = s.wkTS[:0], s.wkPid[:0], s.wkCPU[:0], s.wkPrio[:0], s.wkComm[:0], s.wkFlags[:0]
 }
 
-// decodeBundle decodes one FtraceEventBundle and appends its events to
-// r.out.
+// decodedBundle is one FtraceEventBundle decoded as far as it needs
+// nothing from the packets before it (steps 1 and 3 of decodeBundle): its
+// events and columns, and what the Reader applies in file order. A worker
+// of the parallel read fills it (parallel.go); so does the Reader itself.
+type decodedBundle struct {
+	bundleScratch
+
+	cpu                      uint64
+	lost                     bool
+	prevEnd, lastRead, clk   uint64
+	ftraceTS, bootTS         int64
+	haveFtraceTS, haveBootTS bool
+	nErrors                  int
+
+	fe       *fieldError    // the bundle is malformed: nothing of it is applied
+	skipped  []*fieldError  // lenient: the events and columns skipped, in order
+	unknown  []unknownCount // events of kinds not interpreted, by field number
+	switches int64          // plain sched_switch events read
+	refs     []parse.TextRef
+	layout   stateLayout // the prev_state layout the switches were read with
+}
+
+// unknownCount counts the FtraceEvents of one uninterpreted kind (0: no
+// payload) in a bundle.
+type unknownCount struct {
+	num protowire.Number
+	n   int64
+}
+
+func (d *decodedBundle) reset() {
+	d.bundleScratch.reset()
+	*d = decodedBundle{bundleScratch: d.bundleScratch, skipped: d.skipped[:0], unknown: d.unknown[:0], refs: d.refs[:0]}
+}
+
+// bundleDecoder decodes the fields of FtraceEventBundles (decode). It
+// reads nothing of the Reader but through r, which interns comms as they
+// come; without r (a worker) it defers them: each is left in the bundle's
+// refs and its CommID is parse.DeferredID|index until the Reader resolves
+// it (resolveRefs), in the order one decoder would have interned them.
+type bundleDecoder struct {
+	r       *Reader
+	lenient bool
+	layout  stateLayout
+	d       *decodedBundle // the bundle being decoded
+}
+
+// decodeBundle decodes one FtraceEventBundle and starts handing out its
+// events (r.m).
 //
 //  1. Scan the fields: plain FtraceEvents are decoded into s.plain in file
 //     order, compact_sched columns into s.sw*/s.wk*, the rest noted.
-//  2. Fix the clock offset (first bundle only) and note lost data and a
+//  2. Check the compact columns and turn delta timestamps into absolute
+//     ones.
+//  3. Fix the clock offset (first bundle only) and note lost data and a
 //     late buffer start for the CPU.
-//  3. Check the compact columns and turn delta timestamps into absolute ones.
 //  4. Merge the plain events, the compact switches and the compact wakings by
 //     (time, kind), filling what compact_sched leaves out from the CPU's
 //     running task, and append them to r.out.
+//
+// Steps 1 and 2 (bundleDecoder.decode) need nothing from earlier packets but
+// the prev_state layout, so the parallel read runs them on its workers;
+// steps 3 and 4 (applyBundle) follow the packets in file order.
 func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
-	s := &r.b
-	s.reset()
-	var (
-		cpu                      uint64
-		lost                     bool
-		prevEnd, lastRead        uint64
-		clk                      uint64
-		ftraceTS, bootTS         int64
-		haveFtraceTS, haveBootTS bool
-		nErrors                  int
-		compactOK                = true
-	)
+	r.dec.lenient, r.dec.layout = r.lenient, r.layout
+	r.dec.decode(b, &r.bundle)
+	return r.applyBundle(&r.bundle, seq)
+}
+
+// decode runs steps 1 and 2 of decodeBundle on the bundle b into d.
+func (x *bundleDecoder) decode(b []byte, d *decodedBundle) {
+	d.reset()
+	d.layout = x.layout
+	x.d = d
+	d.fe = x.scan(b)
+	x.d = nil
+}
+
+// skip notes fe, a part of the bundle skipped under lenient; false when
+// the decoder is not lenient and the bundle fails with it.
+func (x *bundleDecoder) skip(fe *fieldError) bool {
+	if !x.lenient {
+		return false
+	}
+	x.d.skipped = append(x.d.skipped, fe.in("ftrace_events"))
+	return true
+}
+
+func (x *bundleDecoder) scan(b []byte) *fieldError {
+	d := x.d
+	s := &d.bundleScratch
+	compactOK := true
 	for len(b) > 0 {
 		f, n, fe := next(b)
 		if fe != nil {
@@ -62,20 +130,19 @@ func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
 			if fe := f.want(protowire.VarintType, "cpu"); fe != nil {
 				return fe
 			}
-			cpu = f.v
+			d.cpu = f.v
 		case fBundleEvent:
 			if fe := f.want(protowire.BytesType, "event"); fe != nil {
 				return fe
 			}
 			s.plain = append(s.plain, timeline.Event{})
-			keep, fe := r.decodeEvent(f.b, &s.plain[len(s.plain)-1])
+			keep, fe := x.decodeEvent(f.b, &s.plain[len(s.plain)-1])
 			if fe != nil {
 				s.plain = s.plain[:len(s.plain)-1]
 				fe.in("event")
-				if !r.lenient {
+				if !x.skip(fe) {
 					return fe
 				}
-				r.meta.Skip(r.perr(r.curOff, r.packetBase, fe.in("ftrace_events")))
 				continue
 			}
 			if !keep {
@@ -85,17 +152,16 @@ func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
 			if fe := f.want(protowire.VarintType, "lost_events"); fe != nil {
 				return fe
 			}
-			lost = lost || f.v != 0
+			d.lost = d.lost || f.v != 0
 		case fBundleCompactSched:
 			if fe := f.want(protowire.BytesType, "compact_sched"); fe != nil {
 				return fe
 			}
-			if fe := r.decodeCompact(f.b); fe != nil {
+			if fe := x.decodeCompact(f.b); fe != nil {
 				fe.in("compact_sched")
-				if !r.lenient {
+				if !x.skip(fe) {
 					return fe
 				}
-				r.meta.Skip(r.perr(r.curOff, r.packetBase, fe.in("ftrace_events")))
 				compactOK = false
 			}
 		case fBundleFtraceClock, fBundleFtraceTimestamp, fBundleBootTimestamp, fBundleLastReadEventTS, fBundlePrevBundleEndTS:
@@ -104,36 +170,56 @@ func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
 			}
 			switch f.num {
 			case fBundleFtraceClock:
-				clk = f.v
+				d.clk = f.v
 			case fBundleFtraceTimestamp:
-				ftraceTS, haveFtraceTS = int64(f.v), true
+				d.ftraceTS, d.haveFtraceTS = int64(f.v), true
 			case fBundleBootTimestamp:
-				bootTS, haveBootTS = int64(f.v), true
+				d.bootTS, d.haveBootTS = int64(f.v), true
 			case fBundleLastReadEventTS:
-				lastRead = f.v
+				d.lastRead = f.v
 			case fBundlePrevBundleEndTS:
-				prevEnd = f.v
+				d.prevEnd = f.v
 			}
 		case fBundleError:
-			nErrors++
+			d.nErrors++
 		}
 	}
-	if cpu > MaxCPU {
-		return badField("cpu %d above the limit %d", cpu, MaxCPU).in("cpu")
+	if d.cpu > MaxCPU {
+		return badField("cpu %d above the limit %d", d.cpu, MaxCPU).in("cpu")
 	}
 	if !compactOK {
 		s.swTS, s.wkTS = s.swTS[:0], s.wkTS[:0]
-	} else if fe := r.checkCompact(); fe != nil {
+	} else if fe := x.checkCompact(); fe != nil {
 		fe.in("compact_sched")
-		if !r.lenient {
+		if !x.skip(fe) {
 			return fe
 		}
-		r.meta.Skip(r.perr(r.curOff, r.packetBase, fe.in("ftrace_events")))
 		s.swTS, s.wkTS = s.swTS[:0], s.wkTS[:0]
 	}
+	return nil
+}
 
-	r.lockClock(clk, ftraceTS, bootTS, haveFtraceTS && haveBootTS)
-	ci := int(cpu)
+// applyBundle applies d, a bundle decoded by bundleDecoder.decode, in file
+// order: what its decode interned, skipped and counted, then steps 3 and 4.
+func (r *Reader) applyBundle(d *decodedBundle, seq *seqState) *fieldError {
+	r.resolveRefs(d)
+	for _, fe := range d.skipped {
+		r.meta.Skip(r.perr(r.curOff, r.packetBase, fe))
+	}
+	for _, u := range d.unknown {
+		name := "ftrace_event_without_payload"
+		if u.num != 0 {
+			name = r.unknownName(u.num)
+		}
+		r.meta.Unknown[name] += u.n
+	}
+	r.switchesSeen += d.switches
+	if d.fe != nil {
+		return d.fe
+	}
+
+	r.lockClock(d.clk, d.ftraceTS, d.bootTS, d.haveFtraceTS && d.haveBootTS)
+	ci := int(d.cpu)
 	c := r.cpu(ci)
 	c.bundles++
 	for len(seq.cpus) <= ci/64 {
@@ -141,9 +227,9 @@ func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
 	}
 	seq.cpus[ci/64] |= 1 << (ci % 64)
 
-	validEnd := prevEnd
+	validEnd := d.prevEnd
 	if validEnd == 0 {
-		validEnd = lastRead
+		validEnd = d.lastRead
 	}
 	if c.bundles == 1 && validEnd > 0 && validEnd <= math.MaxInt64 {
 		// Earlier bundles of this CPU were written but are not in the
@@ -152,15 +238,85 @@ func (r *Reader) decodeBundle(b []byte, seq *seqState) *fieldError {
 		c.pendStart, c.startAt = true, timeline.Time(int64(validEnd)+r.clockOffset)
 		r.lateStarts++
 	}
-	if lost || nErrors > 0 {
+	if d.lost || d.nErrors > 0 {
 		start := timeline.NoTime
-		if prevEnd > 0 && prevEnd <= math.MaxInt64 {
-			start = timeline.Time(int64(prevEnd) + r.clockOffset)
+		if d.prevEnd > 0 && d.prevEnd <= math.MaxInt64 {
+			start = timeline.Time(int64(d.prevEnd) + r.clockOffset)
 		}
 		r.markLost(ci, start, -1)
 	}
+	r.bs = &d.bundleScratch
 	r.startMerge(ci)
 	return nil
+}
+
+// resolveRefs interns the texts a worker's decode deferred (d.refs), in
+// their order, and puts their ids in place of the placeholders.
+func (r *Reader) resolveRefs(d *decodedBundle) {
+	if len(d.refs) == 0 {
+		return
+	}
+	ids := r.refIDs[:0]
+	for _, ref := range d.refs {
+		if ref.Raw {
+			ids = append(ids, r.strs.ID(ref.B))
+		} else {
+			ids = append(ids, r.commOf(ref.B))
+		}
+	}
+	r.refIDs = ids
+	for i := range d.plain {
+		ev := &d.plain[i]
+		if ev.Comm&parse.DeferredID != 0 {
+			ev.Comm = ids[ev.Comm&^parse.DeferredID]
+		}
+		if ev.OComm&parse.DeferredID != 0 {
+			ev.OComm = ids[ev.OComm&^parse.DeferredID]
+		}
+		if ev.Kind == timeline.KindMarker && ev.Arg&parse.DeferredID != 0 {
+			ev.Arg = int64(ids[ev.Arg&^parse.DeferredID])
+		}
+	}
+	for i, id := range d.intern {
+		if id&parse.DeferredID != 0 {
+			d.intern[i] = ids[id&^parse.DeferredID]
+		}
+	}
+}
+
+// commOf returns the id of a comm: interned through the Reader, or
+// deferred.
+func (x *bundleDecoder) commOf(b []byte) timeline.CommID {
+	if x.r != nil {
+		return x.r.commOf(b)
+	}
+	if len(b) == 0 {
+		return timeline.NoComm
+	}
+	x.d.refs = append(x.d.refs, parse.TextRef{B: b})
+	return parse.DeferredID | timeline.CommID(len(x.d.refs)-1)
+}
+
+// text returns the id of a marker's text as its Arg: interned as is, or
+// deferred.
+func (x *bundleDecoder) text(b []byte) int64 {
+	if x.r != nil {
+		return int64(x.r.strs.ID(b))
+	}
+	x.d.refs = append(x.d.refs, parse.TextRef{B: b, Raw: true})
+	return parse.DeferredID | int64(len(x.d.refs)-1)
+}
+
+// countUnknown counts an FtraceEvent of a kind not interpreted.
+func (x *bundleDecoder) countUnknown(num protowire.Number) {
+	u := x.d.unknown
+	for i := range u {
+		if u[i].num == num {
+			u[i].n++
+			return
+		}
+	}
+	x.d.unknown = append(u, unknownCount{num: num, n: 1})
 }
 
 func bundleFieldName(n protowire.Number) string {
@@ -180,8 +336,8 @@ func bundleFieldName(n protowire.Number) string {
 }
 
 // decodeCompact reads the CompactSched columns into the scratch slices.
-func (r *Reader) decodeCompact(b []byte) *fieldError {
-	s := &r.b
+func (x *bundleDecoder) decodeCompact(b []byte) *fieldError {
+	s := &x.d.bundleScratch
 	for len(b) > 0 {
 		f, n, fe := next(b)
 		if fe != nil {
@@ -193,7 +349,7 @@ func (r *Reader) decodeCompact(b []byte) *fieldError {
 			if fe := f.want(protowire.BytesType, "intern_table"); fe != nil {
 				return fe
 			}
-			s.intern = append(s.intern, r.commOf(f.b))
+			s.intern = append(s.intern, x.commOf(f.b))
 		case fCompactSwitchTimestamp:
 			s.swTS, fe = appendPacked(s.swTS, &f, "switch_timestamp")
 		case fCompactSwitchPrevState:
@@ -228,8 +384,8 @@ func (r *Reader) decodeCompact(b []byte) *fieldError {
 // event and valid intern indices, and turns the delta-encoded timestamps
 // into absolute ones (raw ftrace clock). waking_common_flags may be shorter
 // than the other waking columns or absent.
-func (r *Reader) checkCompact() *fieldError {
-	s := &r.b
+func (x *bundleDecoder) checkCompact() *fieldError {
+	s := &x.d.bundleScratch
 	ns := len(s.swTS)
 	if len(s.swState) != ns || len(s.swPid) != ns || len(s.swPrio) != ns || len(s.swComm) != ns {
 		return badField("switch columns differ in length: switch_timestamp %d, switch_prev_state %d, switch_next_pid %d, switch_next_prio %d, switch_next_comm_index %d",

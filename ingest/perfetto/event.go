@@ -39,7 +39,7 @@ func prio16(v uint64) int16 {
 // decodeEvent decodes one FtraceEvent into ev (Time raw, CPU unset). It
 // reports false for an event schedlens does not interpret (counted in
 // Meta.Unknown).
-func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
+func (x *bundleDecoder) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 	ev.Reset()
 	var (
 		ts, pid, flags          uint64
@@ -80,41 +80,41 @@ func (r *Reader) decodeEvent(b []byte, ev *timeline.Event) (bool, *fieldError) {
 	var fe *fieldError
 	switch kind {
 	case fEvSchedSwitch:
-		fe = r.decodeSwitch(payload, ev)
+		fe = x.decodeSwitch(payload, ev)
 	case fEvSchedWaking:
 		ev.Kind = timeline.KindWaking
-		fe = r.decodeWake(payload, ev)
+		fe = x.decodeWake(payload, ev)
 	case fEvSchedWakeup:
 		ev.Kind = timeline.KindWakeup
-		fe = r.decodeWake(payload, ev)
+		fe = x.decodeWake(payload, ev)
 	case fEvSchedWakeupNew:
 		ev.Kind = timeline.KindWakeupNew
-		fe = r.decodeWake(payload, ev)
+		fe = x.decodeWake(payload, ev)
 	case fEvMigrateTask:
-		fe = r.decodeSimple(payload, ev, &migrateMsg)
+		fe = x.decodeSimple(payload, ev, &migrateMsg)
 	case fEvProcessFork:
-		fe = r.decodeSimple(payload, ev, &forkMsg)
+		fe = x.decodeSimple(payload, ev, &forkMsg)
 	case fEvProcessExit:
-		fe = r.decodeSimple(payload, ev, &exitMsg)
+		fe = x.decodeSimple(payload, ev, &exitMsg)
 	case fEvProcessFree:
-		fe = r.decodeSimple(payload, ev, &freeMsg)
+		fe = x.decodeSimple(payload, ev, &freeMsg)
 	case fEvProcessExec:
-		fe = r.decodeExec(payload, ev)
+		fe = x.decodeExec(payload, ev)
 	case fEvTaskNewtask:
-		fe = r.decodeSimple(payload, ev, &newtaskMsg)
+		fe = x.decodeSimple(payload, ev, &newtaskMsg)
 	case fEvTaskRename:
-		fe = r.decodeSimple(payload, ev, &renameMsg)
+		fe = x.decodeSimple(payload, ev, &renameMsg)
 	case fEvCPUIdle:
-		fe = r.decodeIdle(payload, ev)
+		fe = x.decodeIdle(payload, ev)
 	case fEvPrint:
-		fe = r.decodePrint(payload, ev)
+		fe = x.decodePrint(payload, ev)
 	case fEvSignalGenerate:
-		fe = r.decodeSignal(payload, ev)
+		fe = x.decodeSignal(payload, ev)
 	case 0:
-		r.meta.Unknown["ftrace_event_without_payload"]++
+		x.countUnknown(0)
 		return false, nil
 	default:
-		r.meta.Unknown[r.unknownName(kind)]++
+		x.countUnknown(kind)
 		return false, nil
 	}
 	if fe != nil {
@@ -182,7 +182,7 @@ func (r *Reader) unknownName(n protowire.Number) string {
 // (as trace_processor reads them), except prio (-1: absent) and target CPUs
 // (-1: absent).
 
-func (r *Reader) decodeSwitch(b []byte, ev *timeline.Event) *fieldError {
+func (x *bundleDecoder) decodeSwitch(b []byte, ev *timeline.Event) *fieldError {
 	ev.Kind = timeline.KindSwitch
 	ev.Task, ev.Other = 0, 0
 	var raw int64
@@ -198,9 +198,9 @@ func (r *Reader) decodeSwitch(b []byte, ev *timeline.Event) *fieldError {
 				return fe
 			}
 			if f.num == fSwitchPrevComm {
-				ev.OComm = r.commOf(f.b)
+				ev.OComm = x.commOf(f.b)
 			} else {
-				ev.Comm = r.commOf(f.b)
+				ev.Comm = x.commOf(f.b)
 			}
 		case fSwitchPrevPid, fSwitchPrevPrio, fSwitchPrevState, fSwitchNextPid, fSwitchNextPrio:
 			if fe := f.want(protowire.VarintType, "sched_switch field"); fe != nil {
@@ -224,16 +224,16 @@ func (r *Reader) decodeSwitch(b []byte, ev *timeline.Event) *fieldError {
 			}
 		}
 	}
-	st, err := r.layout.decode(raw)
+	st, err := x.layout.decode(raw)
 	if err != nil {
 		return &fieldError{path: "prev_state", msg: err.Error(), err: parse.ErrBadField}
 	}
 	ev.State = st
-	r.switchesSeen++
+	x.d.switches++
 	return nil
 }
 
-func (r *Reader) decodeWake(b []byte, ev *timeline.Event) *fieldError {
+func (x *bundleDecoder) decodeWake(b []byte, ev *timeline.Event) *fieldError {
 	ev.Task, ev.Arg = 0, -1
 	for len(b) > 0 {
 		f, n, fe := next(b)
@@ -246,7 +246,7 @@ func (r *Reader) decodeWake(b []byte, ev *timeline.Event) *fieldError {
 			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
 				return fe
 			}
-			ev.Comm = r.commOf(f.b)
+			ev.Comm = x.commOf(f.b)
 		case fWakePid, fWakePrio, fWakeTargetCPU, fWakeSuccess:
 			if fe := f.want(protowire.VarintType, "field"); fe != nil {
 				return fe
@@ -318,7 +318,7 @@ var (
 
 // decodeSimple fills ev from a message described by m. Unknown fields are
 // skipped; a known field with the wrong wire type is an error.
-func (r *Reader) decodeSimple(b []byte, ev *timeline.Event, m *simpleMsg) *fieldError {
+func (x *bundleDecoder) decodeSimple(b []byte, ev *timeline.Event, m *simpleMsg) *fieldError {
 	ev.Kind = m.kind
 	ev.Task = 0
 	switch m.kind {
@@ -343,9 +343,9 @@ func (r *Reader) decodeSimple(b []byte, ev *timeline.Event, m *simpleMsg) *field
 					return fe
 				}
 				if d.dst == slotComm {
-					ev.Comm = r.commOf(f.b)
+					ev.Comm = x.commOf(f.b)
 				} else {
-					ev.OComm = r.commOf(f.b)
+					ev.OComm = x.commOf(f.b)
 				}
 				break
 			}
@@ -388,7 +388,7 @@ const taskCommLen = 15
 // decodeExec reads sched_process_exec. The proto has no comm: the comm
 // after exec is the base name of filename cut to 15 bytes, which is what
 // the kernel's begin_new_exec sets (__set_task_comm(kbasename(filename))).
-func (r *Reader) decodeExec(b []byte, ev *timeline.Event) *fieldError {
+func (x *bundleDecoder) decodeExec(b []byte, ev *timeline.Event) *fieldError {
 	ev.Kind = timeline.KindExec
 	ev.Task, ev.Arg2 = 0, -1
 	for len(b) > 0 {
@@ -409,7 +409,7 @@ func (r *Reader) decodeExec(b []byte, ev *timeline.Event) *fieldError {
 			if len(name) > taskCommLen {
 				name = name[:taskCommLen]
 			}
-			ev.Comm = r.commOf(name)
+			ev.Comm = x.commOf(name)
 		case fExecPid, fExecOldPid:
 			if fe := f.want(protowire.VarintType, "pid"); fe != nil {
 				return fe
@@ -431,7 +431,7 @@ func (r *Reader) decodeExec(b []byte, ev *timeline.Event) *fieldError {
 // idleExit is cpu_idle's state for "leaving idle" (PWR_EVENT_EXIT, (u32)-1).
 const idleExit = math.MaxUint32
 
-func (r *Reader) decodeIdle(b []byte, ev *timeline.Event) *fieldError {
+func (x *bundleDecoder) decodeIdle(b []byte, ev *timeline.Event) *fieldError {
 	ev.Kind = timeline.KindIdle
 	for len(b) > 0 {
 		f, n, fe := next(b)
@@ -461,7 +461,7 @@ func (r *Reader) decodeIdle(b []byte, ev *timeline.Event) *fieldError {
 // decodeSignal reads signal_generate: Task = pid (the target), Comm its
 // comm, Arg = sig, Arg2 = result | group<<8; the sender is the event's
 // header pid.
-func (r *Reader) decodeSignal(b []byte, ev *timeline.Event) *fieldError {
+func (x *bundleDecoder) decodeSignal(b []byte, ev *timeline.Event) *fieldError {
 	ev.Kind = timeline.KindSignal
 	ev.Task = 0
 	var res, grp int64
@@ -476,7 +476,7 @@ func (r *Reader) decodeSignal(b []byte, ev *timeline.Event) *fieldError {
 			if fe := f.want(protowire.BytesType, "comm"); fe != nil {
 				return fe
 			}
-			ev.Comm = r.commOf(f.b)
+			ev.Comm = x.commOf(f.b)
 		case fSigCode, fSigGroup, fSigPid, fSigResult, fSigSig:
 			if fe := f.want(protowire.VarintType, "signal_generate field"); fe != nil {
 				return fe
@@ -500,7 +500,7 @@ func (r *Reader) decodeSignal(b []byte, ev *timeline.Event) *fieldError {
 	return nil
 }
 
-func (r *Reader) decodePrint(b []byte, ev *timeline.Event) *fieldError {
+func (x *bundleDecoder) decodePrint(b []byte, ev *timeline.Event) *fieldError {
 	ev.Kind = timeline.KindMarker
 	for len(b) > 0 {
 		f, n, fe := next(b)
@@ -513,7 +513,7 @@ func (r *Reader) decodePrint(b []byte, ev *timeline.Event) *fieldError {
 				return fe
 			}
 			text := bytes.TrimRight(f.b, "\n \t\r")
-			ev.Arg = int64(r.strs.ID(text))
+			ev.Arg = x.text(text)
 		}
 	}
 	return nil

@@ -38,7 +38,7 @@ const none = math.MaxUint64
 // fills the prev side of compact switches from it, and hands out pending
 // BufferStart/Lost records just before the CPU's first event of the bundle.
 func (r *Reader) startMerge(ci int) {
-	s := &r.b
+	s := r.bs
 	m := &r.m
 	*m = mergeState{active: true, ci: ci, np: len(s.plain), ns: len(s.swTS), nw: len(s.wkTS), pt: none, st: none, wt: none}
 	if m.nw > 0 {
@@ -57,7 +57,7 @@ func (r *Reader) startMerge(ci int) {
 // lenient mode it is skipped here and never returned).
 func (r *Reader) nextMerged(ev *timeline.Event) (bool, error) {
 	m := &r.m
-	s := &r.b
+	s := r.bs
 	c := &r.cpus[m.ci]
 	cpu := timeline.CPU(m.ci)
 	for m.wt != none || m.st != none || m.pt != none {
@@ -125,7 +125,7 @@ func (r *Reader) nextMerged(ev *timeline.Event) (bool, error) {
 // CPU's running task, then the next of the switch before. A tie ordered
 // this way is counted once, at the waking, in tiesInferred.
 func (r *Reader) afterSleep(c *cpuState) bool {
-	s, m := &r.b, &r.m
+	s, m := r.bs, &r.m
 	pid := timeline.TID(int32(s.wkPid[m.wi]))
 	prev, known := c.cur, c.curKnown
 	for j := m.si; j < m.ns && s.swTS[j] == m.st; j++ {
@@ -149,7 +149,7 @@ func (r *Reader) afterSleep(c *cpuState) bool {
 // switched in by one of the CPU's switches at that instant, so the event
 // was written after that switch.
 func (r *Reader) afterSwitchIn(c *cpuState) bool {
-	s, m := &r.b, &r.m
+	s, m := r.bs, &r.m
 	e := &s.plain[m.pi]
 	switch e.Kind {
 	case timeline.KindWaking, timeline.KindWakeup, timeline.KindWakeupNew:
@@ -171,7 +171,7 @@ func (r *Reader) afterSwitchIn(c *cpuState) bool {
 // emitInto fills ev with the event of stream src at its current index:
 // a compact waking (1), a plain event (2) or a compact switch (3).
 func (r *Reader) emitInto(ev *timeline.Event, src int, now timeline.Time, cpu timeline.CPU, c *cpuState) *fieldError {
-	s := &r.b
+	s := r.bs
 	m := &r.m
 	switch src {
 	case 1: // compact waking: the waker is not recorded

@@ -224,6 +224,7 @@ func (r *Reader) setRelease(rel string) {
 		r.meta.Warnings = append(r.meta.Warnings, fmt.Sprintf("kernel %s came after %d sched_switch events: their prev_state was read with the %s layout", rel, r.switchesSeen, r.layout))
 	}
 	r.layout, r.layoutSet = l, true
+	r.layoutPub.Store(uint32(l))
 }
 
 // decodeCPUInfo builds Meta.Topology from CpuInfo. CpuInfo has no core,

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"sort"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
@@ -120,7 +121,17 @@ type Reader struct {
 	affinity    []rawAffinity // TaskAttrs records, put into Meta at the end
 	groups      []rawGroup
 
-	b bundleScratch
+	// parallel read (parallel.go): the packets prepared by workers, and
+	// the layout they decode with
+	workers   int
+	pipe      *parse.Blocks[prepared, struct{}]
+	layoutPub atomic.Uint32
+	closed    bool // Close stopped the parallel read
+
+	dec    bundleDecoder  // decodes bundles here (decodeBundle)
+	bundle decodedBundle  // the bundle dec decoded last
+	bs     *bundleScratch // the bundle being handed out (r.m)
+	refIDs []timeline.CommID // resolveRefs' ids, reused
 
 	commCache [256]struct {
 		s  string
@@ -185,8 +196,11 @@ func NewReader(r io.Reader, opts parse.Options) (*Reader, error) {
 		lastTime:       timeline.NoTime,
 		maxCPU:         -1,
 		packetBase:     "TracePacket",
+		workers:        parse.WorkersFor(opts.Workers),
 	}
 	rd.meta.Tasks = map[timeline.TID]parse.TaskInfo{}
+	rd.dec.r = rd
+	rd.bs = &rd.bundle.bundleScratch
 	return rd, nil
 }
 
@@ -211,6 +225,9 @@ func (r *Reader) TracingStarted() timeline.Time { return r.tracingStarted }
 // order; within a bundle (one CPU) in timestamp order. It returns io.EOF at
 // the end and a *parse.ParseError for malformed input.
 func (r *Reader) Next(ev *timeline.Event) error {
+	if r.closed {
+		return parse.ErrClosed
+	}
 	for {
 		if r.m.active {
 			ok, err := r.nextMerged(ev)
@@ -289,6 +306,12 @@ func (r *Reader) step() error {
 		r.nested = nil
 		r.inNested = false
 		r.packetBase = "TracePacket"
+	}
+	if r.workers > 1 {
+		if r.pipe == nil {
+			r.startParallel(r.workers)
+		}
+		return r.stepParallel()
 	}
 	pkt, off, err := r.readPacket()
 	if err != nil {
@@ -502,6 +525,17 @@ type packetFields struct {
 // r.out.
 func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 	var p packetFields
+	if fe := scanPacket(b, &p); fe != nil {
+		return fe
+	}
+	return r.applyPacket(&p, off, nil)
+}
+
+// scanPacket reads the fields of one TracePacket into p (which it sets
+// whole), keeping the messages to decode once the whole packet was read.
+// It needs nothing from the packets before.
+func scanPacket(b []byte, p *packetFields) *fieldError {
+	*p = packetFields{}
 	for len(b) > 0 {
 		f, n, fe := next(b)
 		if fe != nil {
@@ -573,8 +607,14 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 		}
 		*dst = f.b
 	}
+	return nil
+}
 
-	seq := r.sequence(&p)
+// applyPacket decodes the messages of a scanned TracePacket, in file order.
+// pre is its ftrace bundle as a worker decoded it (parallel.go), or nil:
+// decoded here.
+func (r *Reader) applyPacket(p *packetFields, off int64, pre *decodedBundle) *fieldError {
+	seq := r.sequence(p)
 
 	// Data of another machine (a remote machine of a multi-machine trace)
 	// is counted, not mixed with the host's CPUs.
@@ -609,7 +649,7 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 		}
 	}
 	if p.service != nil {
-		if fe := r.decodeServiceEvent(p.service, &p); fe != nil {
+		if fe := r.decodeServiceEvent(p.service, p); fe != nil {
 			return fe.in("service_event")
 		}
 	}
@@ -649,7 +689,14 @@ func (r *Reader) decodePacket(b []byte, off int64) *fieldError {
 		}
 	}
 	if p.ftrace != nil {
-		if fe := r.decodeBundle(p.ftrace, seq); fe != nil {
+		var fe *fieldError
+		if pre != nil && pre.layout == r.layout {
+			fe = r.applyBundle(pre, seq)
+		} else {
+			// Decoded with a layout a later SystemInfo changed: again.
+			fe = r.decodeBundle(p.ftrace, seq)
+		}
+		if fe != nil {
 			return fe.in("ftrace_events")
 		}
 	}
