@@ -15,6 +15,10 @@
 // costs no more memory than the input. compressed_packets (zlib or raw
 // deflate) and zstd_compressed_packets hold a nested Trace whose packets are
 // decoded in place; nesting them again is an error.
+// With more than one worker (parse.Options.Workers, one per CPU by default)
+// the packets are read ahead in blocks on a goroutine of their own and
+// their bundles decoded on worker goroutines, then applied in file order:
+// the read is the same as with one (parallel.go).
 //
 //	Trace
 //	  packet (1) TracePacket
