@@ -128,9 +128,9 @@ type Reader struct {
 	layoutPub atomic.Uint32
 	closed    bool // Close stopped the parallel read
 
-	dec    bundleDecoder  // decodes bundles here (decodeBundle)
-	bundle decodedBundle  // the bundle dec decoded last
-	bs     *bundleScratch // the bundle being handed out (r.m)
+	dec    bundleDecoder     // decodes bundles here (decodeBundle)
+	bundle decodedBundle     // the bundle dec decoded last
+	bs     *bundleScratch    // the bundle being handed out (r.m)
 	refIDs []timeline.CommID // resolveRefs' ids, reused
 
 	commCache [256]struct {
