@@ -15,16 +15,11 @@ import (
 // the default), and leniency (readertest.Read).
 func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readertest.Out {
 	t.Helper()
-	if lines > 0 {
-		defer func(n int) { blockLines = n }(blockLines)
-		blockLines = lines
-	}
-	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "x.txt", Lenient: lenient, Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	return readertest.Read(t, r, false)
+	return readertest.ReadWith(t, &blockLines, readertest.Config{Workers: workers, Lines: lines}, lenient, false,
+		func(opts parse.Options) (readertest.Closer, error) {
+			opts.Name = "x.txt"
+			return NewReader(bytes.NewReader(in), opts)
+		})
 }
 
 // readSummary reads in as the first read of a streamed analysis does

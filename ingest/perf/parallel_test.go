@@ -25,16 +25,11 @@ func readWith(t testing.TB, in []byte, workers, lines int, lenient bool) readert
 
 func readFrom(t testing.TB, in io.Reader, workers, lines int, lenient bool) readertest.Out {
 	t.Helper()
-	if lines > 0 {
-		defer func(n int) { blockLines = n }(blockLines)
-		blockLines = lines
-	}
-	r, err := NewReader(in, parse.Options{Name: "x.txt", Lenient: lenient, Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	return readertest.Read(t, r, true)
+	return readertest.ReadWith(t, &blockLines, readertest.Config{Workers: workers, Lines: lines}, lenient, true,
+		func(opts parse.Options) (readertest.Closer, error) {
+			opts.Name = "x.txt"
+			return NewReader(in, opts)
+		})
 }
 
 // checkParallel reads in serially and in parallel (readertest.Configs) and

@@ -103,7 +103,7 @@ func fuzzRun(t *testing.T, data []byte, lenient bool) []timeline.Event {
 }
 
 // FuzzPerfetto fuzzes the packet decoder. Beyond not panicking: reading in
-// parallel reads the same (checkParallel); errors are positioned
+// parallel reads the same (readertest.Check); errors are positioned
 // ParseErrors inside the input and end the stream; a CPU's times
 // never go backwards; lost and buffer-start records carry their next
 // event's time; lenient mode never fails and hands out at least the events
@@ -134,7 +134,7 @@ func FuzzPerfetto(f *testing.F) {
 		bf(fAttrsGroup, vf(fGroupTimestamp, 95), vf(fGroupTid, 2), sf(fGroupPath, "/a"), vf(fGroupWeight, 100), vf(fGroupAutogroup, 4),
 			vf(fGroupAutogroupNice, uint64(1<<64-3))))), packet(bundle(0, switchEv(100, "a", 1, 0, "b", 2)))))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkParallelWith(t, "fuzz", data, []readertest.Config{{Workers: 2, Lines: 1}, {Workers: 3, Lines: 2}})
+		readertest.Check(t, "fuzz", []readertest.Config{{Workers: 2, Lines: 1}, {Workers: 3, Lines: 2}}, reads(t, data))
 		strict := fuzzRun(t, data, false)
 		lenient := fuzzRun(t, data, true)
 		if len(lenient) < len(strict) {

@@ -12,32 +12,22 @@ import (
 )
 
 // readWith reads in with the given worker count, block size in packets
-// (0: the default), and leniency (readertest.Read).
+// (0: the default), and leniency (readertest.ReadWith).
 func readWith(t testing.TB, in []byte, workers, packets int, lenient bool) readertest.Out {
 	t.Helper()
-	if packets > 0 {
-		defer func(n int) { blockPackets = n }(blockPackets)
-		blockPackets = packets
-	}
-	r, err := NewReader(bytes.NewReader(in), parse.Options{Name: "x.pftrace", Lenient: lenient, Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	return readertest.Read(t, r, false)
+	return readertest.ReadWith(t, &blockPackets, readertest.Config{Workers: workers, Lines: packets}, lenient, false,
+		func(opts parse.Options) (readertest.Closer, error) {
+			opts.Name = "x.pftrace"
+			return NewReader(bytes.NewReader(in), opts)
+		})
 }
 
-// checkParallel reads in with one worker and in parallel (readertest.Configs,
-// their lines read as packets), strict and lenient, and wants the same read.
-func checkParallel(t testing.TB, name string, in []byte) {
-	checkParallelWith(t, name, in, readertest.Configs)
-}
-
-func checkParallelWith(t testing.TB, name string, in []byte, configs []readertest.Config) {
-	t.Helper()
-	readertest.Check(t, name, configs, func(c readertest.Config, lenient bool) readertest.Out {
+// reads returns the reads of in that readertest.Check compares: one per
+// config (their lines read as packets) and leniency.
+func reads(t testing.TB, in []byte) func(c readertest.Config, lenient bool) readertest.Out {
+	return func(c readertest.Config, lenient bool) readertest.Out {
 		return readWith(t, in, c.Workers, c.Lines, lenient)
-	})
+	}
 }
 
 // TestParallelSameAsSerial: on every real Perfetto fixture and every
@@ -72,7 +62,7 @@ func TestParallelSameAsSerial(t *testing.T) {
 // on after each error) and lenient, read the same in parallel.
 func TestParallelMalformed(t *testing.T) {
 	for _, m := range mutations(smallTrace(t)) {
-		checkParallel(t, m.name, m.data)
+		readertest.Check(t, m.name, readertest.Configs, reads(t, m.data))
 	}
 }
 
@@ -95,7 +85,7 @@ func TestParallelLayoutChange(t *testing.T) {
 	for _, packets := range []int{1, 2, 5} {
 		readertest.Same(t, fmt.Sprintf("blocks of %d packets", packets), serial, readWith(t, trace, 2, packets, false))
 	}
-	checkParallel(t, "layout change", trace)
+	readertest.Check(t, "layout change", readertest.Configs, reads(t, trace))
 }
 
 // TestParallelClose: closing a reader in the middle of its input stops its

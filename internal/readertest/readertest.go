@@ -115,6 +115,24 @@ type Closer interface {
 	Close() error
 }
 
+// ReadWith reads, as Read does, the reader open makes for a read on
+// c.Workers goroutines (open sets the input's name), in blocks of c.Lines
+// lines or records (0: the default), which it sets in blocks, the format's
+// block size, for the read. It closes the reader after.
+func ReadWith(tb testing.TB, blocks *int, c Config, lenient, sticky bool, open func(opts parse.Options) (Closer, error)) Out {
+	tb.Helper()
+	if c.Lines > 0 {
+		defer func(n int) { *blocks = n }(*blocks)
+		*blocks = c.Lines
+	}
+	r, err := open(parse.Options{Lenient: lenient, Workers: c.Workers})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	return Read(tb, r, sticky)
+}
+
 // CheckClose reads 100 events of r, closes it, and wants Next to stop
 // instead of blocking: at most the events already parsed and queued (fewer
 // than a block's lines), then parse.ErrClosed, again on the next call.
