@@ -29,7 +29,7 @@ func (s *bundleScratch) reset() {
 }
 
 // decodedBundle is one FtraceEventBundle decoded as far as it needs
-// nothing from the packets before it (steps 1 and 3 of decodeBundle): its
+// nothing from the packets before it (steps 1 and 2 of decodeBundle): its
 // events and columns, and what the Reader applies in file order. A worker
 // of the parallel read fills it (parallel.go); so does the Reader itself.
 type decodedBundle struct {
@@ -42,7 +42,7 @@ type decodedBundle struct {
 	haveFtraceTS, haveBootTS bool
 	nErrors                  int
 
-	fe       *fieldError    // the bundle is malformed: nothing of it is applied
+	fe       *fieldError    // the bundle is malformed: none of its events is handed out
 	skipped  []*fieldError  // lenient: the events and columns skipped, in order
 	unknown  []unknownCount // events of kinds not interpreted, by field number
 	switches int64          // plain sched_switch events read
